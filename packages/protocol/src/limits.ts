@@ -1,0 +1,74 @@
+/**
+ * Named limits shared by every process. Units are in each comment; sizes are bytes unless named.
+ */
+
+/** 1 KiB in bytes. */
+export const KiB = 1024;
+/** 1 MiB in bytes. */
+export const MiB = 1024 * KiB;
+/** 1 GiB in bytes. */
+export const GiB = 1024 * MiB;
+/** 1 TiB in bytes. */
+export const TiB = 1024 * GiB;
+
+/** Default morsel size (bytes): the unit of storage, placement and transfer. */
+export const MORSEL_SIZE = 1 * MiB;
+/** Smallest morsel size a dataset may use (bytes). */
+export const MIN_MORSEL_SIZE = 64 * KiB;
+/** Largest morsel size a dataset may use (bytes). */
+export const MAX_MORSEL_SIZE = 16 * MiB;
+/** Largest dataset FreeLoader accepts (bytes): 64 TiB. */
+export const MAX_DATASET_SIZE = 64 * TiB;
+/** Largest morsel index + 1 a dataset can have at the smallest morsel size. */
+export const MAX_MORSELS_PER_DATASET = MAX_DATASET_SIZE / MIN_MORSEL_SIZE;
+
+/** Longest single name (folder or dataset) in the namespace (characters). */
+export const MAX_NAME_LENGTH = 255;
+/** Longest full namespace path, slashes included (characters). */
+export const MAX_PATH_LENGTH = 4096;
+/** Deepest namespace path (folders + dataset name). */
+export const MAX_PATH_DEPTH = 32;
+/** Longest source URI (characters). */
+export const MAX_URI_LENGTH = 8192;
+/** Longest agent display name (characters). */
+export const MAX_AGENT_NAME_LENGTH = 128;
+
+/** How often an agent heartbeats (milliseconds). */
+export const HEARTBEAT_INTERVAL_MS = 5_000;
+/** Missed-heartbeat time after which an agent is stale: not read from, not placed on (milliseconds). */
+export const STALE_AFTER_MS = 15_000;
+/** Silence after which an agent is dead (milliseconds). */
+export const DEAD_AFTER_MS = 120_000;
+
+/** Lifetime of a read/write capability the manager signs for morsel access (seconds). */
+export const CAPABILITY_TTL_S = 15 * 60;
+/** Clock skew tolerated when agents check a capability's expiry (seconds). */
+export const CAPABILITY_CLOCK_SKEW_S = 30;
+/** Default lifetime of an uncommitted space reservation (seconds). */
+export const RESERVATION_TTL_S = 10 * 60;
+/** Default lifetime of a join token (seconds): 7 days. */
+export const JOIN_TOKEN_TTL_S = 7 * 24 * 3600;
+/** Lifetime of a console/CLI session (seconds): 12 hours. */
+export const SESSION_TTL_S = 12 * 3600;
+
+/** Framing allowance on top of the morsel size for a morsel PUT body (bytes). */
+export const MORSEL_BODY_SLACK = 64 * KiB;
+/** Largest JSON body the manager accepts (bytes). */
+export const MAX_JSON_BODY = 1 * MiB;
+/** Most morsels one batch read may ask for. */
+export const MAX_BATCH_MORSELS = 64;
+
+/** Default TCP port of the manager's HTTP API. */
+export const DEFAULT_MANAGER_PORT = 7400;
+/** Default TCP port of an agent's morsel service. */
+export const DEFAULT_AGENT_PORT = 7401;
+/** Default port of the embedded PostgreSQL server (not 5432, to stay clear of a system server). */
+export const DEFAULT_EMBEDDED_PG_PORT = 7432;
+
+/** Length of a SHA-256 digest (bytes). */
+export const SHA256_BYTES = 32;
+
+/** Largest morsel body a PUT may carry (bytes). */
+export function maxMorselBody(morselSize: number = MAX_MORSEL_SIZE): number {
+  return morselSize + MORSEL_BODY_SLACK;
+}

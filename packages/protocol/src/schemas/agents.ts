@@ -1,0 +1,61 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Bytes, Timestamp, Uuid } from './common.js';
+
+export const AgentState = Type.Union([
+  Type.Literal('live'),
+  Type.Literal('stale'),
+  Type.Literal('dead'),
+  Type.Literal('revoked'),
+]);
+export type AgentState = Static<typeof AgentState>;
+
+export const ThrottleState = Type.Union([
+  Type.Literal('idle'),
+  Type.Literal('active'),
+  Type.Literal('contended'),
+  Type.Literal('paused'),
+  Type.Literal('unknown'),
+]);
+
+/** Soft state an agent sends every HEARTBEAT_INTERVAL_MS. */
+export const Heartbeat = Type.Object({
+  quotaBytes: Bytes,
+  usedBytes: Bytes,
+  freeBytes: Bytes,
+  /** Bytes/s served to clients over the last interval. */
+  servingRate: Type.Number({ minimum: 0 }),
+  /** Machine CPU load 0..1, when known. */
+  cpuLoad: Type.Optional(Type.Number({ minimum: 0 })),
+  throttle: Type.Optional(ThrottleState),
+  /** Effective serving cap in bytes/s (0 = unlimited). */
+  rateCap: Type.Optional(Type.Number({ minimum: 0 })),
+  /** The agent's morsel service URL (it may change across restarts). */
+  url: Type.Optional(Type.String({ maxLength: 512 })),
+  version: Type.Optional(Type.String({ maxLength: 64 })),
+});
+export type Heartbeat = Static<typeof Heartbeat>;
+
+export const HeartbeatResponse = Type.Object({
+  heartbeatIntervalMs: Type.Integer(),
+  /** Jobs are waiting for this agent: claim them now rather than at the next poll. */
+  jobsPending: Type.Boolean(),
+});
+export type HeartbeatResponse = Static<typeof HeartbeatResponse>;
+
+export const AgentView = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  url: Type.String(),
+  state: AgentState,
+  bandwidthOnly: Type.Boolean(),
+  quotaBytes: Bytes,
+  usedBytes: Bytes,
+  freeBytes: Bytes,
+  reservedBytes: Bytes,
+  servingRate: Type.Number(),
+  throttle: Type.Optional(ThrottleState),
+  /** Milliseconds since the last heartbeat (null when never seen since the manager started). */
+  lastHeartbeatAgoMs: Type.Union([Type.Integer(), Type.Null()]),
+  enrolledAt: Timestamp,
+});
+export type AgentView = Static<typeof AgentView>;

@@ -1,0 +1,74 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { MAX_MORSEL_SIZE, MIN_MORSEL_SIZE } from '../limits.js';
+import { Bytes, NamespacePath, Timestamp, Uri, Uuid } from './common.js';
+
+export const DatasetState = Type.Union([
+  Type.Literal('importing'),
+  Type.Literal('ready'),
+  Type.Literal('failed'),
+  Type.Literal('deleting'),
+]);
+export type DatasetState = Static<typeof DatasetState>;
+
+export const DatasetView = Type.Object({
+  id: Uuid,
+  path: NamespacePath,
+  sourceUri: Type.Union([Uri, Type.Null()]),
+  sizeBytes: Bytes,
+  morselSize: Type.Integer({ minimum: MIN_MORSEL_SIZE, maximum: MAX_MORSEL_SIZE }),
+  etag: Type.Union([Type.String(), Type.Null()]),
+  lastModified: Type.Union([Type.String(), Type.Null()]),
+  state: DatasetState,
+  /** Bytes of the dataset held in the cache (a prefix when < sizeBytes). */
+  cachedBytes: Bytes,
+  error: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Timestamp,
+  lastAccessAt: Type.Union([Timestamp, Type.Null()]),
+});
+export type DatasetView = Static<typeof DatasetView>;
+
+export const FolderView = Type.Object({
+  id: Uuid,
+  path: Type.String(),
+  createdAt: Timestamp,
+});
+export type FolderView = Static<typeof FolderView>;
+
+export const ListQuery = Type.Object({
+  /** Folder path to list; empty or absent for the root. */
+  path: Type.Optional(Type.String({ maxLength: 4096 })),
+});
+
+export const Listing = Type.Object({
+  path: Type.String(),
+  folders: Type.Array(FolderView),
+  datasets: Type.Array(DatasetView),
+});
+export type Listing = Static<typeof Listing>;
+
+export const ExtentSchema = Type.Object({
+  copy: Type.Integer({ minimum: 0 }),
+  first: Type.Integer({ minimum: 0 }),
+  count: Type.Integer({ minimum: 1 }),
+  unit: Type.Integer({ minimum: 1 }),
+  phase: Type.Integer({ minimum: 0 }),
+  donors: Type.Array(Uuid, { minItems: 1 }),
+});
+
+export const DonorEndpoint = Type.Object({
+  id: Uuid,
+  url: Type.String(),
+  state: Type.String(),
+});
+
+/** What a client needs to read a dataset: extents, donor addresses, hashes and a capability. */
+export const DatasetMap = Type.Object({
+  dataset: DatasetView,
+  extents: Type.Array(ExtentSchema),
+  donors: Type.Array(DonorEndpoint),
+  /** SHA-256 per morsel, hex, concatenated in morsel order (64 chars each). */
+  hashes: Type.String(),
+  capability: Type.String(),
+  capabilityExpiresAt: Timestamp,
+});
+export type DatasetMap = Static<typeof DatasetMap>;

@@ -1,0 +1,30 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Bytes, Uuid } from './common.js';
+
+/** Events on the manager's live stream (`GET /api/v1/events`, server-sent events). */
+export const AgentEvent = Type.Object({
+  type: Type.Literal('agent'),
+  agentId: Uuid,
+  state: Type.String(),
+});
+
+export const TransferEvent = Type.Object({
+  type: Type.Literal('transfer'),
+  jobId: Uuid,
+  datasetId: Type.Union([Uuid, Type.Null()]),
+  agentId: Type.Union([Uuid, Type.Null()]),
+  state: Type.String(),
+  doneBytes: Bytes,
+  totalBytes: Bytes,
+  rate: Type.Number(),
+  error: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const DatasetEvent = Type.Object({
+  type: Type.Literal('dataset'),
+  datasetId: Uuid,
+  state: Type.String(),
+});
+
+export const FreeLoaderEvent = Type.Union([AgentEvent, TransferEvent, DatasetEvent]);
+export type FreeLoaderEvent = Static<typeof FreeLoaderEvent>;
