@@ -1,3 +1,4 @@
+import './formats.js';
 export * from './limits.js';
 export * from './errors.js';
 export * from './size.js';
@@ -11,3 +12,9 @@ export * from './schemas/reservations.js';
 export * from './schemas/jobs.js';
 export * from './schemas/morsels.js';
 export * from './schemas/events.js';
+export * from './schemas/health.js';
+export * from './schemas/users.js';
+export * from './schemas/params.js';
+export * from './schemas/namespace.js';
+export * from './schemas/holdings.js';
+export * from './schemas/transfers.js';

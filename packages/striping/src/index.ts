@@ -1,1 +1,6 @@
-export {};
+export {
+  placeRoundRobin,
+  type DonorSpace,
+  type RoundRobinInput,
+  type RoundRobinPlan,
+} from './round-robin.js';

@@ -59,6 +59,8 @@ export const DonorEndpoint = Type.Object({
   id: Uuid,
   url: Type.String(),
   state: Type.String(),
+  /** Only live donors are read from; stale and dead ones are listed but not usable. */
+  usable: Type.Optional(Type.Boolean()),
 });
 
 /** What a client needs to read a dataset: extents, donor addresses, hashes and a capability. */

@@ -1,0 +1,30 @@
+import type { Command } from 'commander';
+import { createLogger } from '../logger.js';
+import { freeloaderHome } from '../paths.js';
+import { runUntilSignal } from '../run-until-signal.js';
+import { parseListen } from './listen.js';
+
+export function registerManager(program: Command): void {
+  program
+    .command('manager')
+    .description('run the manager (embedded PostgreSQL unless DATABASE_URL is set)')
+    .option('--listen <host:port>', 'API and console address', process.env.MANAGER_LISTEN ?? '127.0.0.1:7400')
+    .option('--home <dir>', 'FreeLoader home (embedded database, keys)', freeloaderHome())
+    .option('--database-url <url>', 'use this PostgreSQL server instead of the embedded one')
+    .action(async (opts: { listen: string; home: string; databaseUrl?: string }) => {
+      const { startManager } = await import('@freeloader/manager');
+      const listen = parseListen(opts.listen);
+      const manager = await startManager({
+        home: opts.home,
+        host: listen.host,
+        port: listen.port,
+        ...(opts.databaseUrl ? { databaseUrl: opts.databaseUrl } : {}),
+        logger: createLogger(),
+      });
+      console.error(`manager: ${manager.url} (API docs at ${manager.url}/docs)`);
+      if (manager.adminPassword) {
+        console.error(`first start: admin password is ${manager.adminPassword} (shown once)`);
+      }
+      await runUntilSignal(() => manager.close());
+    });
+}

@@ -1,0 +1,79 @@
+import type { Command } from 'commander';
+import { formatSize, type DatasetView, type Listing } from '@freeloader/protocol';
+import { defaultManagerUrl } from '../paths.js';
+import { userClient } from '../session.js';
+
+export function registerNamespace(program: Command): void {
+  program
+    .command('ls [path]')
+    .description('list folders and datasets in the namespace')
+    .option('--manager <url>', 'manager URL', defaultManagerUrl())
+    .option('--json', 'print JSON')
+    .action(async (path: string | undefined, opts: { manager: string; json?: boolean }) => {
+      const client = await userClient(opts.manager);
+      try {
+        const query = path ? `?path=${encodeURIComponent(trimSlashes(path))}` : '';
+        const listing = await client.request<Listing>('GET', `/namespace${query}`);
+        if (opts.json) {
+          console.log(JSON.stringify(listing, null, 2));
+          return;
+        }
+        for (const f of listing.folders) console.log(`${'folder'.padEnd(9)} ${''.padStart(10)}  ${lastSegment(f.path)}/`);
+        for (const d of listing.datasets) console.log(formatDatasetLine(d));
+        if (listing.folders.length + listing.datasets.length === 0) console.error('(empty)');
+      } finally {
+        await client.close();
+      }
+    });
+
+  program
+    .command('stat <path>')
+    .description('show one dataset')
+    .option('--manager <url>', 'manager URL', defaultManagerUrl())
+    .option('--json', 'print JSON')
+    .action(async (path: string, opts: { manager: string; json?: boolean }) => {
+      const client = await userClient(opts.manager);
+      try {
+        const d = await client.request<DatasetView>(
+          'GET',
+          `/datasets/by-path?path=${encodeURIComponent(trimSlashes(path))}`,
+        );
+        if (opts.json) {
+          console.log(JSON.stringify(d, null, 2));
+          return;
+        }
+        const rows: [string, string][] = [
+          ['path', d.path],
+          ['id', d.id],
+          ['state', d.state + (d.error ? ` (${d.error})` : '')],
+          ['size', `${formatSize(d.sizeBytes)} (${d.sizeBytes} bytes)`],
+          ['cached', `${formatSize(d.cachedBytes)} (${pct(d.cachedBytes, d.sizeBytes)})`],
+          ['morsel size', formatSize(d.morselSize)],
+          ['source', d.sourceUri ?? '-'],
+          ['etag', d.etag ?? '-'],
+          ['last modified', d.lastModified ?? '-'],
+          ['created', d.createdAt],
+          ['last access', d.lastAccessAt ?? '-'],
+        ];
+        for (const [k, v] of rows) console.log(`${k.padEnd(14)} ${v}`);
+      } finally {
+        await client.close();
+      }
+    });
+}
+
+export function formatDatasetLine(d: DatasetView): string {
+  return `${d.state.padEnd(9)} ${formatSize(d.sizeBytes).padStart(10)}  ${lastSegment(d.path)}`;
+}
+
+function lastSegment(path: string): string {
+  return path.split('/').pop() ?? path;
+}
+
+function trimSlashes(path: string): string {
+  return path.replace(/^\/+|\/+$/g, '');
+}
+
+function pct(part: number, whole: number): string {
+  return whole === 0 ? '100%' : `${((100 * part) / whole).toFixed(1)}%`;
+}

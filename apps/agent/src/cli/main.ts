@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { isFreeLoaderError } from '@freeloader/protocol';
+import { registerAgent } from './commands/agent.js';
+import { registerCluster } from './commands/cluster.js';
+import { registerLogin } from './commands/login.js';
+import { registerManager } from './commands/manager.js';
+import { registerNamespace } from './commands/namespace.js';
+import { registerToken } from './commands/token.js';
+
+/**
+ * `freeloader`: one command, one subcommand per job. Errors print as one human line
+ * (`error: …`) unless --debug asks for the stack.
+ */
+const program = new Command()
+  .name('freeloader')
+  .description('FreeLoader: a storage cache for large scientific datasets built from idle workstations')
+  .version('0.1.0')
+  .option('--debug', 'print stack traces on errors')
+  .showHelpAfterError();
+
+registerManager(program);
+registerAgent(program);
+registerToken(program);
+registerLogin(program);
+registerNamespace(program);
+registerCluster(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (e) {
+  reportError(e, program.opts<{ debug?: boolean }>().debug === true);
+  process.exitCode = 1;
+}
+
+function reportError(e: unknown, debug: boolean): void {
+  if (debug) {
+    console.error(e);
+    return;
+  }
+  if (isFreeLoaderError(e)) {
+    console.error(`error: ${e.message} [${e.code}]`);
+  } else if (e instanceof Error) {
+    console.error(`error: ${e.message}`);
+  } else {
+    console.error(`error: ${String(e)}`);
+  }
+}

@@ -1,0 +1,51 @@
+import { readFile } from 'node:fs/promises';
+import { FreeLoaderError } from '@freeloader/protocol';
+import { ManagerClient } from '../manager-client.js';
+import { adminPasswordPath, cliSessionPath } from './paths.js';
+
+interface SavedSession {
+  managerUrl: string;
+  token: string;
+  username: string;
+}
+
+export async function readSavedSession(): Promise<SavedSession | null> {
+  try {
+    return JSON.parse(await readFile(cliSessionPath(), 'utf8')) as SavedSession;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A manager client signed in as a user, from (in order) `FREELOADER_TOKEN`, the session saved by
+ * `freeloader login` for this manager, or — on the manager's own machine — the first admin's
+ * password file. Fails with a message that says how to sign in.
+ */
+export async function userClient(managerUrl: string): Promise<ManagerClient> {
+  const client = new ManagerClient(managerUrl);
+  const envToken = process.env.FREELOADER_TOKEN;
+  if (envToken) {
+    client.setCredentials({ kind: 'user', token: envToken });
+    return client;
+  }
+  const saved = await readSavedSession();
+  if (saved && saved.managerUrl === client.baseUrl) {
+    client.setCredentials({ kind: 'user', token: saved.token });
+    return client;
+  }
+  const password = await readFile(adminPasswordPath(), 'utf8').catch(() => null);
+  if (password) {
+    const res = await client.request<{ token: string }>('POST', '/auth/login', {
+      username: 'admin',
+      password: password.trim(),
+    });
+    client.setCredentials({ kind: 'user', token: res.token });
+    return client;
+  }
+  await client.close();
+  throw new FreeLoaderError(
+    'UNAUTHENTICATED',
+    `not signed in to ${client.baseUrl}: run \`freeloader login --manager ${client.baseUrl}\``,
+  );
+}

@@ -1,0 +1,234 @@
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import {
+  FreeLoaderError,
+  HEARTBEAT_INTERVAL_MS,
+  isFreeLoaderError,
+  type Heartbeat,
+} from '@freeloader/protocol';
+import { ManagerClient } from '../manager-client.js';
+import { buildMorselService, listenMorselService } from '../service/morsel-service.js';
+import { FsStore } from '../store/fs-store.js';
+import type { MorselStore } from '../store/store.js';
+import { backoffDelay } from './backoff.js';
+import { checkQuotaFits } from './disk.js';
+import { loadIdentity, saveIdentity, type Identity } from './identity.js';
+import { reconcileStore } from './reconcile.js';
+import { loadSettings, saveSettings } from './settings.js';
+
+/**
+ * Status codes the daemon reports (the tray shell and `freeloader agent` show them):
+ * starting → enrolling (first run) → online ⇄ offline (manager unreachable, still serving);
+ * revoked when the manager refuses our identity; stopped after stop().
+ */
+export type AgentStatus = 'starting' | 'enrolling' | 'online' | 'offline' | 'revoked' | 'stopped';
+
+export interface AgentOptions {
+  managerUrl: string;
+  /** Join token; needed only for the first start (later starts reuse the stored identity). */
+  token?: string;
+  /** State directory: identity, settings and the morsel store live here. */
+  dir: string;
+  /** Donated space in bytes; remembered, so later starts may omit it. */
+  quotaBytes?: number;
+  listenHost?: string;
+  /** 0 picks a free port. */
+  listenPort?: number;
+  /** URL clients use to reach this agent's morsel service; defaults to the listen address. */
+  advertiseUrl?: string;
+  name?: string;
+  bandwidthOnly?: boolean;
+  heartbeatIntervalMs?: number;
+  logger: Logger;
+}
+
+/** Delay bounds while the manager is unreachable (milliseconds). */
+const RETRY_BASE_MS = 500;
+const RETRY_MAX_MS = 30_000;
+
+export class AgentDaemon extends EventEmitter {
+  status: AgentStatus = 'starting';
+  identity: Identity | null = null;
+  url = '';
+  readonly store: MorselStore;
+  private readonly service: FastifyInstance;
+  private readonly manager: ManagerClient;
+  private readonly opts: AgentOptions;
+  private readonly log: Logger;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private servedBytes = 0;
+  private lastBeat = { at: performance.now(), served: 0 };
+  private reconciled = false;
+  private stopping = false;
+  private intervalMs: number;
+
+  private constructor(opts: AgentOptions, store: MorselStore, identity: Identity | null) {
+    super();
+    this.opts = opts;
+    this.log = opts.logger;
+    this.store = store;
+    this.identity = identity;
+    this.intervalMs = opts.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
+    this.manager = new ManagerClient(opts.managerUrl);
+    if (identity) this.useIdentity(identity);
+    this.service = buildMorselService({
+      store,
+      agentId: () => this.identity?.agentId,
+      managerPublicKey: () => this.identity?.managerPublicKey,
+      logger: false,
+      onServed: (bytes) => {
+        this.servedBytes += bytes;
+      },
+    });
+  }
+
+  /** Open the store, start serving, enroll if needed and begin heartbeats. */
+  static async start(opts: AgentOptions): Promise<AgentDaemon> {
+    const settings = await loadSettings(opts.dir);
+    const quotaBytes = opts.quotaBytes ?? settings.quotaBytes;
+    if (quotaBytes === undefined) {
+      throw new FreeLoaderError('VALIDATION_FAILED', 'no quota set: pass --quota SIZE (e.g. 20GiB)');
+    }
+    const identity = await loadIdentity(opts.dir);
+    if (!identity && !opts.token) {
+      throw new FreeLoaderError(
+        'JOIN_TOKEN_INVALID',
+        'this agent is not enrolled yet: pass --token (an admin creates one with `freeloader token create`)',
+      );
+    }
+    const storeDir = join(opts.dir, 'store');
+    const store = await FsStore.open(storeDir, { quotaBytes: opts.bandwidthOnly ? 0 : quotaBytes });
+    try {
+      if (!opts.bandwidthOnly) await checkQuotaFits(storeDir, quotaBytes, store.usage().usedBytes);
+    } catch (e) {
+      await store.close();
+      throw e;
+    }
+    await saveSettings(opts.dir, { ...settings, quotaBytes });
+    const daemon = new AgentDaemon(opts, store, identity);
+    try {
+      await daemon.listen();
+      if (!identity) await daemon.enroll(opts.token!, quotaBytes);
+    } catch (e) {
+      await daemon.stop();
+      throw e;
+    }
+    daemon.beatSoon(0);
+    return daemon;
+  }
+
+  private async listen(): Promise<void> {
+    const host = this.opts.listenHost ?? '127.0.0.1';
+    const address = await listenMorselService(this.service, host, this.opts.listenPort ?? 0);
+    this.url = this.opts.advertiseUrl ?? address;
+    this.log.info({ url: this.url }, 'morsel service listening');
+  }
+
+  private async enroll(token: string, quotaBytes: number): Promise<void> {
+    this.setStatus('enrolling');
+    const name = this.opts.name ?? hostname();
+    const res = await this.manager.enroll({
+      token,
+      name,
+      url: this.url,
+      quotaBytes: this.opts.bandwidthOnly ? 0 : quotaBytes,
+      bandwidthOnly: this.opts.bandwidthOnly ?? false,
+    });
+    const identity: Identity = {
+      agentId: res.agentId,
+      credential: res.credential,
+      managerUrl: this.manager.baseUrl,
+      managerPublicKey: res.managerPublicKey,
+      name,
+      enrolledAt: new Date().toISOString(),
+    };
+    await saveIdentity(this.opts.dir, identity);
+    this.useIdentity(identity);
+    this.intervalMs = this.opts.heartbeatIntervalMs ?? res.heartbeatIntervalMs;
+    this.log.info({ agentId: res.agentId }, 'enrolled');
+    this.emit('enrolled', identity);
+  }
+
+  private useIdentity(identity: Identity): void {
+    this.identity = identity;
+    this.manager.setCredentials({
+      kind: 'agent',
+      agentId: identity.agentId,
+      credential: identity.credential,
+    });
+  }
+
+  private beatSoon(delayMs: number): void {
+    if (this.stopping) return;
+    clearTimeout(this.heartbeatTimer);
+    this.heartbeatTimer = setTimeout(() => void this.beat(), delayMs);
+    this.heartbeatTimer.unref?.();
+  }
+
+  private async beat(): Promise<void> {
+    try {
+      await this.manager.heartbeat(this.heartbeatBody());
+      this.failures = 0;
+      this.setStatus('online');
+      if (!this.reconciled) {
+        this.reconciled = true;
+        await reconcileStore(this.store, this.manager, this.log).catch((e: unknown) => {
+          this.reconciled = false;
+          this.log.warn({ err: errText(e) }, 'store reconciliation failed; will retry');
+        });
+      }
+      this.beatSoon(this.intervalMs);
+    } catch (e) {
+      if (isFreeLoaderError(e) && (e.code === 'AGENT_REVOKED' || e.status === 401)) {
+        this.setStatus('revoked');
+        this.log.error({ err: e.message }, 'manager refused this agent; re-enroll with a new token');
+        this.beatSoon(RETRY_MAX_MS);
+        return;
+      }
+      this.setStatus('offline');
+      const delay = backoffDelay(this.failures++, RETRY_BASE_MS, RETRY_MAX_MS);
+      this.log.warn({ err: errText(e), retryInMs: delay }, 'heartbeat failed; still serving');
+      this.beatSoon(delay);
+    }
+  }
+
+  private heartbeatBody(): Heartbeat {
+    const now = performance.now();
+    const seconds = Math.max((now - this.lastBeat.at) / 1000, 0.001);
+    const servingRate = (this.servedBytes - this.lastBeat.served) / seconds;
+    this.lastBeat = { at: now, served: this.servedBytes };
+    const usage = this.store.usage();
+    return {
+      quotaBytes: usage.quotaBytes,
+      usedBytes: usage.usedBytes,
+      freeBytes: usage.freeBytes,
+      servingRate: Math.round(servingRate),
+      url: this.url,
+    };
+  }
+
+  private setStatus(status: AgentStatus): void {
+    if (this.status === status) return;
+    this.status = status;
+    this.emit('status', status);
+  }
+
+  /** Stop heartbeats, close the listener (finishing in-flight reads) and the store. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    clearTimeout(this.heartbeatTimer);
+    await this.service.close().catch(() => undefined);
+    await this.store.close().catch(() => undefined);
+    await this.manager.close().catch(() => undefined);
+    this.setStatus('stopped');
+  }
+}
+
+function errText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

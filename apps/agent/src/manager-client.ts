@@ -1,0 +1,114 @@
+import { Agent, fetch as undiciFetch } from 'undici';
+import {
+  FreeLoaderError,
+  type EnrollRequest,
+  type EnrollResponse,
+  type Heartbeat,
+  type HeartbeatResponse,
+} from '@freeloader/protocol';
+
+/** How long one call to the manager may take before it counts as unreachable (milliseconds). */
+const MANAGER_CALL_TIMEOUT_MS = 15_000;
+
+export type Credentials =
+  | { kind: 'none' }
+  | { kind: 'agent'; agentId: string; credential: string }
+  | { kind: 'user'; token: string };
+
+/**
+ * A thin, typed HTTP client for the manager's /api/v1. Every failure becomes a FreeLoaderError:
+ * the manager's own code when it answered, UNAVAILABLE when it could not be reached.
+ */
+export class ManagerClient {
+  readonly baseUrl: string;
+  private readonly dispatcher: Agent;
+
+  constructor(
+    baseUrl: string,
+    private credentials: Credentials = { kind: 'none' },
+  ) {
+    this.baseUrl = normalizeManagerUrl(baseUrl);
+    this.dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 8 });
+  }
+
+  setCredentials(credentials: Credentials): void {
+    this.credentials = credentials;
+  }
+
+  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const auth = authorization(this.credentials);
+    if (auth) headers.authorization = auth;
+    let res;
+    try {
+      res = await undiciFetch(`${this.baseUrl}/api/v1${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        dispatcher: this.dispatcher,
+        signal: AbortSignal.timeout(MANAGER_CALL_TIMEOUT_MS),
+      });
+    } catch (e) {
+      throw new FreeLoaderError(
+        'UNAVAILABLE',
+        `manager at ${this.baseUrl} is unreachable (${describeNetError(e)})`,
+        undefined,
+        e,
+      );
+    }
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text.length > 0 ? JSON.parse(text) : undefined;
+    } catch {
+      // not JSON: keep the text for the error message
+    }
+    if (!res.ok) throw FreeLoaderError.fromResponse(res.status, parsed);
+    return parsed as T;
+  }
+
+  enroll(req: EnrollRequest): Promise<EnrollResponse> {
+    return this.request('POST', '/agents/enroll', req);
+  }
+
+  heartbeat(hb: Heartbeat): Promise<HeartbeatResponse> {
+    return this.request('POST', '/agents/heartbeat', hb);
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+}
+
+function authorization(c: Credentials): string | undefined {
+  switch (c.kind) {
+    case 'agent':
+      return `Bearer agent.${c.agentId}.${c.credential}`;
+    case 'user':
+      return `Bearer ${c.token}`;
+    default:
+      return undefined;
+  }
+}
+
+/** Accept `host:port`, `http://host:port/` and the like; return `http(s)://host:port`. */
+export function normalizeManagerUrl(text: string): string {
+  const withScheme = /^[a-z]+:\/\//i.test(text) ? text : `http://${text}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new FreeLoaderError('BAD_URI', `not a manager URL: "${text}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new FreeLoaderError('BAD_URI', `manager URL must be http(s): "${text}"`);
+  }
+  return `${url.protocol}//${url.host}`;
+}
+
+export function describeNetError(e: unknown): string {
+  const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (err?.name === 'TimeoutError') return 'timed out';
+  return err?.cause?.code ?? err?.cause?.message ?? err?.message ?? String(e);
+}

@@ -1,0 +1,10 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { NamespacePath } from './common.js';
+
+/** `POST /api/v1/folders`: create a folder and any missing parents (mkdir -p). */
+export const FolderCreate = Type.Object({ path: NamespacePath });
+export type FolderCreate = Static<typeof FolderCreate>;
+
+/** `GET /api/v1/datasets/by-path?path=`: a dataset's full namespace path. */
+export const PathQuery = Type.Object({ path: NamespacePath });
+export type PathQuery = Static<typeof PathQuery>;

@@ -1,0 +1,140 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import {
+  DEAD_AFTER_MS,
+  DEFAULT_EMBEDDED_PG_PORT,
+  DEFAULT_MANAGER_PORT,
+  FreeLoaderError,
+  HEARTBEAT_INTERVAL_MS,
+  STALE_AFTER_MS,
+} from '@freeloader/protocol';
+
+const Port = Type.Integer({ minimum: 0, maximum: 65535 });
+const Millis = Type.Integer({ minimum: 1, maximum: 7 * 24 * 3600 * 1000 });
+
+export const LogLevel = Type.Union(
+  ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+);
+
+/** The manager's validated configuration (camelCase; each field has one env variable). */
+export const ConfigSchema = Type.Object({
+  home: Type.String({ minLength: 1 }),
+  databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  host: Type.String({ minLength: 1 }),
+  port: Port,
+  embeddedPgPort: Port,
+  staleAfterMs: Millis,
+  deadAfterMs: Millis,
+  heartbeatIntervalMs: Millis,
+  /** How often soft state is written to `agents.last_seen_at` (milliseconds). */
+  softStateFlushMs: Millis,
+  logLevel: LogLevel,
+  allowFileUris: Type.Boolean(),
+  consoleDir: Type.Optional(Type.String({ minLength: 1 })),
+});
+export type Config = Static<typeof ConfigSchema>;
+
+/** Env variable behind each config field, for error messages that name what the user set. */
+const ENV_KEYS: Record<keyof Config, string> = {
+  home: 'FREELOADER_HOME',
+  databaseUrl: 'DATABASE_URL',
+  host: 'MANAGER_HOST',
+  port: 'MANAGER_PORT',
+  embeddedPgPort: 'EMBEDDED_PG_PORT',
+  staleAfterMs: 'STALE_AFTER_MS',
+  deadAfterMs: 'DEAD_AFTER_MS',
+  heartbeatIntervalMs: 'HEARTBEAT_INTERVAL_MS',
+  softStateFlushMs: 'SOFT_STATE_FLUSH_MS',
+  logLevel: 'LOG_LEVEL',
+  allowFileUris: 'FREELOADER_ALLOW_FILE_URIS',
+  consoleDir: 'CONSOLE_DIR',
+};
+
+const DEFAULTS = {
+  host: '127.0.0.1',
+  port: DEFAULT_MANAGER_PORT,
+  embeddedPgPort: DEFAULT_EMBEDDED_PG_PORT,
+  staleAfterMs: STALE_AFTER_MS,
+  deadAfterMs: DEAD_AFTER_MS,
+  heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
+  softStateFlushMs: 3_000,
+  logLevel: 'info',
+  allowFileUris: false,
+} satisfies Partial<Config>;
+
+/** Numbers and booleans arrive as text; anything unparsable is kept as text so the check names it. */
+function num(text: string | undefined): number | string | undefined {
+  if (text === undefined || text === '') return undefined;
+  return /^-?\d+$/.test(text.trim()) ? Number(text) : text;
+}
+
+function bool(text: string | undefined): boolean | string | undefined {
+  if (text === undefined || text === '') return undefined;
+  const t = text.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(t)) return true;
+  if (['0', 'false', 'no', 'off'].includes(t)) return false;
+  return text;
+}
+
+function str(text: string | undefined): string | undefined {
+  return text === undefined || text === '' ? undefined : text;
+}
+
+function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  const raw: Record<keyof Config, unknown> = {
+    home: str(env.FREELOADER_HOME),
+    databaseUrl: str(env.DATABASE_URL),
+    host: str(env.MANAGER_HOST),
+    port: num(env.MANAGER_PORT),
+    embeddedPgPort: num(env.EMBEDDED_PG_PORT),
+    staleAfterMs: num(env.STALE_AFTER_MS),
+    deadAfterMs: num(env.DEAD_AFTER_MS),
+    heartbeatIntervalMs: num(env.HEARTBEAT_INTERVAL_MS),
+    softStateFlushMs: num(env.SOFT_STATE_FLUSH_MS),
+    logLevel: str(env.LOG_LEVEL)?.toLowerCase(),
+    allowFileUris: bool(env.FREELOADER_ALLOW_FILE_URIS),
+    consoleDir: str(env.CONSOLE_DIR),
+  };
+  return Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined));
+}
+
+/**
+ * Read the manager's configuration from the environment, apply `overrides` (tests, embedding
+ * callers) and validate the result. Throws VALIDATION_FAILED naming every bad variable.
+ *
+ * @example
+ *   loadConfig(process.env)                          // production
+ *   loadConfig({}, { port: 0, logLevel: 'silent' })  // a test
+ */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<Config> = {},
+): Config {
+  const definedOverrides = Object.fromEntries(
+    Object.entries(overrides).filter(([, v]) => v !== undefined),
+  );
+  const candidate: Record<string, unknown> = {
+    ...DEFAULTS,
+    home: join(homedir(), '.freeloader'),
+    ...fromEnv(env),
+    ...definedOverrides,
+  };
+  const problems = [...Value.Errors(ConfigSchema, candidate)].map(
+    (e) => `${ENV_KEYS[e.path.slice(1) as keyof Config] ?? e.path}: ${e.message}`,
+  );
+  const config = candidate as Config;
+  if (problems.length === 0 && config.deadAfterMs <= config.staleAfterMs) {
+    problems.push('DEAD_AFTER_MS: must be greater than STALE_AFTER_MS');
+  }
+  if (problems.length > 0) {
+    const keys = [...new Set(problems.map((p) => p.split(':')[0]!))];
+    throw new FreeLoaderError(
+      'VALIDATION_FAILED',
+      `invalid manager configuration: ${[...new Set(problems)].join('; ')}`,
+      { keys },
+    );
+  }
+  return { ...config, home: resolve(config.home) };
+}
