@@ -18,3 +18,5 @@ export * from './schemas/params.js';
 export * from './schemas/namespace.js';
 export * from './schemas/holdings.js';
 export * from './schemas/transfers.js';
+export * from './schemas/imports.js';
+export * from './schemas/agent-health.js';

@@ -73,6 +73,18 @@ CREATE TABLE folders (
 );
 INSERT INTO folders (id, parent_id, name) VALUES ('00000000-0000-0000-0000-000000000000', NULL, '');
 
+-- A folder's path from the root ('' for the root itself), e.g. 'climate/cmip6'.
+CREATE FUNCTION folder_path(folder uuid) RETURNS text
+LANGUAGE sql STABLE AS $$
+  WITH RECURSIVE up AS (
+    SELECT id, parent_id, name, 0 AS depth FROM folders WHERE id = folder
+    UNION ALL
+    SELECT f.id, f.parent_id, f.name, up.depth + 1 FROM folders f JOIN up ON f.id = up.parent_id
+  )
+  SELECT coalesce(string_agg(name, '/' ORDER BY depth DESC) FILTER (WHERE parent_id IS NOT NULL), '')
+  FROM up
+$$;
+
 CREATE TABLE datasets (
   id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
   folder_id      uuid NOT NULL REFERENCES folders (id) ON DELETE RESTRICT,

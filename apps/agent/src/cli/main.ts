@@ -3,6 +3,8 @@ import { Command } from 'commander';
 import { isFreeLoaderError } from '@freeloader/protocol';
 import { registerAgent } from './commands/agent.js';
 import { registerCluster } from './commands/cluster.js';
+import { registerGet } from './commands/get.js';
+import { registerImport } from './commands/import.js';
 import { registerLogin } from './commands/login.js';
 import { registerManager } from './commands/manager.js';
 import { registerNamespace } from './commands/namespace.js';
@@ -24,6 +26,8 @@ registerAgent(program);
 registerToken(program);
 registerLogin(program);
 registerNamespace(program);
+registerImport(program);
+registerGet(program);
 registerCluster(program);
 
 try {

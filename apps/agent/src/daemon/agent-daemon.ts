@@ -7,10 +7,13 @@ import {
   FreeLoaderError,
   HEARTBEAT_INTERVAL_MS,
   isFreeLoaderError,
+  type DatasetView,
   type Heartbeat,
 } from '@freeloader/protocol';
 import { ManagerClient } from '../manager-client.js';
 import { buildMorselService, listenMorselService } from '../service/morsel-service.js';
+import { importJobHandler } from '../jobs/import-job.js';
+import { JobRunner } from '../jobs/job-runner.js';
 import { FsStore } from '../store/fs-store.js';
 import type { MorselStore } from '../store/store.js';
 import { backoffDelay } from './backoff.js';
@@ -42,6 +45,8 @@ export interface AgentOptions {
   name?: string;
   bandwidthOnly?: boolean;
   heartbeatIntervalMs?: number;
+  /** Accept file:// sources in import jobs (the manager must allow them too). */
+  allowFileUris?: boolean;
   logger: Logger;
 }
 
@@ -56,6 +61,7 @@ export class AgentDaemon extends EventEmitter {
   readonly store: MorselStore;
   private readonly service: FastifyInstance;
   private readonly manager: ManagerClient;
+  private readonly jobs: JobRunner;
   private readonly opts: AgentOptions;
   private readonly log: Logger;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -83,7 +89,34 @@ export class AgentDaemon extends EventEmitter {
       onServed: (bytes) => {
         this.servedBytes += bytes;
       },
+      prepareDataset: (datasetId) => this.prepareDataset(datasetId),
     });
+    this.jobs = new JobRunner(
+      this.manager,
+      {
+        import: importJobHandler({
+          store,
+          agentId: () => this.identity!.agentId,
+          allowFileUris: opts.allowFileUris ?? false,
+        }),
+      },
+      this.log,
+    );
+  }
+
+  /**
+   * A donor receives a PUT for a dataset it has not declared when another donor distributes a
+   * stream import: declare it if the manager says it is being imported.
+   */
+  private async prepareDataset(datasetId: string): Promise<boolean> {
+    try {
+      const d = await this.manager.request<DatasetView>('GET', `/datasets/${datasetId}`);
+      if (d.state !== 'importing') return false;
+      await this.store.create(datasetId, { morselSize: d.morselSize });
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Open the store, start serving, enroll if needed and begin heartbeats. */
@@ -171,15 +204,21 @@ export class AgentDaemon extends EventEmitter {
 
   private async beat(): Promise<void> {
     try {
-      await this.manager.heartbeat(this.heartbeatBody());
+      const res = await this.manager.heartbeat(this.heartbeatBody());
       this.failures = 0;
       this.setStatus('online');
       if (!this.reconciled) {
+        // Reconcile before taking jobs, so a fresh import is never mistaken for a leftover.
         this.reconciled = true;
-        await reconcileStore(this.store, this.manager, this.log).catch((e: unknown) => {
-          this.reconciled = false;
-          this.log.warn({ err: errText(e) }, 'store reconciliation failed; will retry');
-        });
+        await reconcileStore(this.store, this.manager, this.log).then(
+          () => this.jobs.start(),
+          (e: unknown) => {
+            this.reconciled = false;
+            this.log.warn({ err: errText(e) }, 'store reconciliation failed; will retry');
+          },
+        );
+      } else if (res.jobsPending) {
+        this.jobs.poke();
       }
       this.beatSoon(this.intervalMs);
     } catch (e) {
@@ -222,6 +261,7 @@ export class AgentDaemon extends EventEmitter {
     if (this.stopping) return;
     this.stopping = true;
     clearTimeout(this.heartbeatTimer);
+    await this.jobs.stop();
     await this.service.close().catch(() => undefined);
     await this.store.close().catch(() => undefined);
     await this.manager.close().catch(() => undefined);

@@ -34,9 +34,10 @@ export class HandleCache {
     } else {
       entry = { opening: open(path, 'r+'), refs: 0, doomed: false };
       this.entries.set(path, entry);
-      this.evict();
     }
+    // Count the lease before evicting so the entry being acquired is never the victim.
     entry.refs++;
+    this.evict();
     let fh: FileHandle;
     try {
       fh = await entry.opening;

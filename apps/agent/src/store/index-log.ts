@@ -136,7 +136,8 @@ export class LogAppender {
       try {
         const lease = await this.lease();
         try {
-          const buf = batch.length === 1 ? batch[0]!.record : Buffer.concat(batch.map((p) => p.record));
+          const buf =
+            batch.length === 1 ? batch[0]!.record : Buffer.concat(batch.map((p) => p.record));
           // A failed write leaves `end` where it was, so the next batch overwrites any partial bytes.
           await lease.fh.write(buf, 0, buf.length, this.end);
           await lease.fh.datasync();

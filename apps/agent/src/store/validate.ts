@@ -110,10 +110,14 @@ export function datasetNotFound(datasetId: string): FreeLoaderError {
 }
 
 export function morselNotFound(datasetId: string, index: number): FreeLoaderError {
-  return new FreeLoaderError('MORSEL_NOT_FOUND', `morsel ${index} of ${datasetId} is not stored here`, {
-    datasetId,
-    index,
-  });
+  return new FreeLoaderError(
+    'MORSEL_NOT_FOUND',
+    `morsel ${index} of ${datasetId} is not stored here`,
+    {
+      datasetId,
+      index,
+    },
+  );
 }
 
 export function morselSizeConflict(datasetId: string, have: number, want: number): FreeLoaderError {

@@ -44,6 +44,18 @@ export const JobProgress = Type.Object({
   doneBytes: Bytes,
   /** Bytes/s over the last report interval. */
   rate: Type.Optional(Type.Number({ minimum: 0 })),
+  /** Hashes of morsels stored since the last report (import jobs). */
+  hashes: Type.Optional(
+    Type.Array(
+      Type.Object({
+        index: Type.Integer({ minimum: 0 }),
+        sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+      }),
+      { maxItems: 8192 },
+    ),
+  ),
+  /** Per-donor bytes stored so far (stream imports distribute to several donors). */
+  perDonor: Type.Optional(Type.Record(Type.String(), Bytes)),
 });
 export type JobProgress = Static<typeof JobProgress>;
 

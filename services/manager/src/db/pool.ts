@@ -40,3 +40,14 @@ export async function withTransaction<T>(
     client.release();
   }
 }
+
+/**
+ * Run `fn` atomically: in a new transaction when given the pool, or on the caller's client
+ * (whose transaction, if any, the caller owns).
+ */
+export async function inTransaction<T>(
+  db: pg.Pool | pg.PoolClient,
+  fn: (tx: Queryable) => Promise<T>,
+): Promise<T> {
+  return db instanceof pg.Pool ? withTransaction(db, fn) : fn(db);
+}

@@ -8,7 +8,6 @@ import type { Command } from 'commander';
 import { type AgentView, type JoinTokenCreated, type LoginResponse } from '@freeloader/protocol';
 import { identityPath } from '../../daemon/identity.js';
 import { ManagerClient } from '../../manager-client.js';
-import { createLogger } from '../logger.js';
 import { adminPasswordPath, freeloaderHome } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';
 
@@ -45,7 +44,7 @@ export function registerCluster(program: Command): void {
         home: opts.home,
         host: '127.0.0.1',
         port: Number(opts.port),
-        logger: createLogger(process.env.LOG_LEVEL ?? 'warn'),
+        logLevel: process.env.LOG_LEVEL ?? 'warn',
       });
       const children: ChildProcess[] = [];
       const stopAll = async (): Promise<void> => {

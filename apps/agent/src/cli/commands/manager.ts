@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { createLogger } from '../logger.js';
 import { freeloaderHome } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { parseListen } from './listen.js';
@@ -19,7 +18,7 @@ export function registerManager(program: Command): void {
         host: listen.host,
         port: listen.port,
         ...(opts.databaseUrl ? { databaseUrl: opts.databaseUrl } : {}),
-        logger: createLogger(),
+        logLevel: process.env.LOG_LEVEL ?? 'info',
       });
       console.error(`manager: ${manager.url} (API docs at ${manager.url}/docs)`);
       if (manager.adminPassword) {

@@ -1,0 +1,77 @@
+import type { Command } from 'commander';
+import { FreeLoaderError, formatSize, type DatasetView, type ImportRequest, type SourceProbe } from '@freeloader/protocol';
+import type { ManagerClient } from '../../manager-client.js';
+import { defaultManagerUrl } from '../paths.js';
+import { ProgressBar } from '../progress-bar.js';
+import { userClient } from '../session.js';
+
+interface ImportResult {
+  dataset: DatasetView;
+  probe: SourceProbe;
+}
+
+interface TransferRow {
+  datasetId: string | null;
+  state: string;
+  doneBytes: number;
+  totalBytes: number;
+  rate: number;
+}
+
+export function registerImport(program: Command): void {
+  program
+    .command('import <uri>')
+    .description('import a dataset from a URI: donors fetch their stripes from the source')
+    .option('--name <path>', 'namespace path, e.g. climate/tas.nc (default: the file name)')
+    .option('--width <n>', 'stripe width W (donors read in parallel)')
+    .option('--stripe-size <n>', 'stripe size S in morsels')
+    .option('--wait', 'wait until the import finishes, with a progress bar')
+    .option('--manager <url>', 'manager URL', defaultManagerUrl())
+    .action(async (uri: string, opts: { name?: string; width?: string; stripeSize?: string; wait?: boolean; manager: string }) => {
+      const client = await userClient(opts.manager);
+      try {
+        const body: ImportRequest = {
+          uri,
+          ...(opts.name ? { name: opts.name } : {}),
+          ...(opts.width ? { width: Number(opts.width) } : {}),
+          ...(opts.stripeSize ? { stripeSize: Number(opts.stripeSize) } : {}),
+        };
+        const res = await client.request<ImportResult>('POST', '/datasets', body);
+        console.error(
+          `importing ${res.dataset.path}: ${formatSize(res.probe.size)}, ` +
+            `etag ${res.probe.etag ?? '-'}, ranges ${res.probe.acceptsRanges ? 'yes' : 'no (one donor streams it)'}`,
+        );
+        console.log(res.dataset.id);
+        if (opts.wait) await waitForImport(client, res.dataset);
+      } finally {
+        await client.close();
+      }
+    });
+}
+
+/** Poll the transfers of one dataset until it is ready or failed, drawing a progress bar. */
+export async function waitForImport(client: ManagerClient, dataset: DatasetView): Promise<DatasetView> {
+  const bar = new ProgressBar(dataset.sizeBytes, dataset.path.split('/').pop());
+  const started = performance.now();
+  for (;;) {
+    const [view, rows] = await Promise.all([
+      client.request<DatasetView>('GET', `/datasets/${dataset.id}`),
+      client.request<TransferRow[]>('GET', `/transfers?datasetId=${dataset.id}`),
+    ]);
+    const done = rows.reduce((s, r) => s + r.doneBytes, 0);
+    const rate = rows.filter((r) => r.state === 'running').reduce((s, r) => s + r.rate, 0);
+    bar.update(Math.min(done, dataset.sizeBytes), rate || undefined);
+    if (view.state === 'ready') {
+      bar.update(dataset.sizeBytes, undefined, true);
+      bar.done();
+      const s = (performance.now() - started) / 1000;
+      console.error(`ready: ${formatSize(view.sizeBytes)} in ${s.toFixed(1)} s (${(view.sizeBytes / 1e6 / s).toFixed(1)} MB/s)`);
+      return view;
+    }
+    if (view.state === 'failed') {
+      bar.done();
+      throw new FreeLoaderError('SOURCE_ERROR', `import failed: ${view.error ?? 'unknown error'}`);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}

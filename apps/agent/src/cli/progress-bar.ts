@@ -1,0 +1,65 @@
+import { formatSize } from '@freeloader/protocol';
+
+/** Redraw at most this often (milliseconds): a terminal cannot show more, and it costs CPU. */
+const REDRAW_MS = 100;
+
+/**
+ * A one-line progress bar on stderr when it is a terminal; silent otherwise (pipes, CI logs).
+ *
+ * @example  [##########··········]  50.0%  512 MiB / 1 GiB  112.4 MB/s  ETA 5s
+ */
+export class ProgressBar {
+  private lastDraw = 0;
+  private readonly started = performance.now();
+  private readonly enabled: boolean;
+
+  constructor(
+    private readonly total: number,
+    private readonly label = '',
+    stream: NodeJS.WriteStream = process.stderr,
+  ) {
+    this.enabled = stream.isTTY === true;
+    this.stream = stream;
+  }
+
+  private readonly stream: NodeJS.WriteStream;
+
+  update(done: number, rateBytesPerS?: number, force = false): void {
+    if (!this.enabled) return;
+    const now = performance.now();
+    if (!force && now - this.lastDraw < REDRAW_MS) return;
+    this.lastDraw = now;
+    this.stream.write(`\r${renderBar(done, this.total, rateBytesPerS ?? this.averageRate(done), this.label)}\x1b[K`);
+  }
+
+  done(): void {
+    if (this.enabled) this.stream.write('\n');
+  }
+
+  averageRate(done: number): number {
+    const s = (performance.now() - this.started) / 1000;
+    return s > 0 ? done / s : 0;
+  }
+}
+
+/** The bar's text, pure so it can be tested. Rates are decimal MB/s, as network people read them. */
+export function renderBar(done: number, total: number, rate: number, label = '', width = 20): string {
+  const frac = total > 0 ? Math.min(1, done / total) : 1;
+  const filled = Math.round(frac * width);
+  const eta = rate > 0 && total > done ? `ETA ${formatSeconds((total - done) / rate)}` : '';
+  const parts = [
+    label,
+    `[${'#'.repeat(filled)}${'·'.repeat(width - filled)}]`,
+    `${(frac * 100).toFixed(1).padStart(5)}%`,
+    `${formatSize(done)} / ${formatSize(total)}`,
+    `${(rate / 1e6).toFixed(1)} MB/s`,
+    eta,
+  ];
+  return parts.filter((p) => p.length > 0).join('  ');
+}
+
+export function formatSeconds(s: number): string {
+  if (s < 60) return `${Math.ceil(s)}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(Math.ceil(s % 60)).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}

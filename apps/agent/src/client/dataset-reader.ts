@@ -1,0 +1,201 @@
+import { createHash } from 'node:crypto';
+import {
+  FreeLoaderError,
+  donorsOfMorsel,
+  isFreeLoaderError,
+  morselCount,
+  morselLength,
+  type DatasetMap,
+} from '@freeloader/protocol';
+import { DonorPools } from './donor-pool.js';
+import { Semaphore } from './semaphore.js';
+
+export interface ReaderOptions {
+  pools?: DonorPools;
+  /** The durable copy: read bytes [start, end) from the dataset's source when no donor can. */
+  fromSource?: (start: number, end: number) => Promise<Buffer>;
+  /** Told about every donor failure (dead, stalled, bad hash) so the manager can be informed. */
+  onDonorFailure?: (donorId: string, error: FreeLoaderError) => void;
+  /** Requests in flight per donor; the seed keeps one per donor, two hides the turnaround. */
+  perDonorInFlight?: number;
+}
+
+export interface DonorRate {
+  bytes: number;
+  /** Wall time with at least one request to this donor in flight (milliseconds). */
+  busyMs: number;
+}
+
+/**
+ * Reads a dataset's morsels from its donors with verified hashes. `readMorsel` serves random
+ * access (the mount); `morsels()` streams in order with a bounded window (the `get` command).
+ * A donor that fails is reported, demoted for the rest of the read, and the morsel is fetched from
+ * another copy or, last, from the source by Range — so the bytes are right or the read fails loudly.
+ */
+export class DatasetReader {
+  readonly count: number;
+  private readonly donorUrl = new Map<string, string>();
+  private readonly usable = new Set<string>();
+  private readonly failures = new Map<string, number>();
+  private readonly slots = new Map<string, Semaphore>();
+  private readonly rates = new Map<string, DonorRate & { inFlight: number; since: number }>();
+  private readonly pools: DonorPools;
+  private readonly ownPools: boolean;
+
+  constructor(
+    readonly map: DatasetMap,
+    private readonly opts: ReaderOptions = {},
+  ) {
+    this.count = morselCount(map.dataset.sizeBytes, map.dataset.morselSize);
+    for (const d of map.donors) {
+      this.donorUrl.set(d.id, d.url);
+      if (d.state === 'live') this.usable.add(d.id);
+    }
+    this.ownPools = !opts.pools;
+    this.pools = opts.pools ?? new DonorPools();
+  }
+
+  /** Distinct donors of the primary copy: the stripe node set. */
+  get width(): number {
+    return new Set(this.map.extents.filter((e) => e.copy === 0).flatMap((e) => e.donors)).size;
+  }
+
+  /** The seed's buffer pool: W·(S+1) morsels, S the stripe size in morsels. */
+  defaultWindow(): number {
+    const unit = Math.max(1, ...this.map.extents.map((e) => e.unit));
+    return Math.max(2, this.width * (unit + 1));
+  }
+
+  /** Donors of morsel `index`, usable ones first, fewest failures first. */
+  candidates(index: number): string[] {
+    const all = donorsOfMorsel(this.map.extents, index);
+    const score = (d: string): number => (this.usable.has(d) ? 0 : 1000) + (this.failures.get(d) ?? 0);
+    return all.filter((d) => this.donorUrl.has(d)).sort((a, b) => score(a) - score(b));
+  }
+
+  async readMorsel(index: number, signal?: AbortSignal): Promise<Buffer> {
+    if (!Number.isInteger(index) || index < 0 || index >= this.count) {
+      throw new FreeLoaderError('VALIDATION_FAILED', `morsel ${index} is outside the dataset (0…${this.count - 1})`);
+    }
+    const { sizeBytes, morselSize, id } = this.map.dataset;
+    const length = morselLength(sizeBytes, morselSize, index);
+    const expected = this.map.hashes.slice(index * 64, index * 64 + 64);
+    let lastError: FreeLoaderError | undefined;
+    for (const donor of this.candidates(index)) {
+      try {
+        const data = await this.fromDonor(donor, id, index, length, signal);
+        if (sha256(data) !== expected) {
+          throw new FreeLoaderError('HASH_MISMATCH', `morsel ${index} from donor ${donor} failed its SHA-256 check`);
+        }
+        return data;
+      } catch (e) {
+        if (signal?.aborted) throw e;
+        lastError = isFreeLoaderError(e) ? e : new FreeLoaderError('UNAVAILABLE', String(e));
+        this.failures.set(donor, (this.failures.get(donor) ?? 0) + 1);
+        this.opts.onDonorFailure?.(donor, lastError);
+      }
+    }
+    if (this.opts.fromSource) {
+      const start = index * morselSize;
+      const data = await this.opts.fromSource(start, start + length);
+      if (sha256(data) !== expected) {
+        throw new FreeLoaderError('SOURCE_CHANGED', `morsel ${index} read from the source does not match the cached hash`);
+      }
+      return data;
+    }
+    throw new FreeLoaderError(
+      'UNAVAILABLE',
+      `morsel ${index} is unavailable: ${lastError?.message ?? 'no donor holds it'}`,
+    );
+  }
+
+  /**
+   * Morsels [from, to) in order, keeping up to `window` morsels in flight or buffered (memory is
+   * bounded by window × morsel size) so fast donors run ahead while a slow one catches up.
+   */
+  async *morsels(
+    from = 0,
+    to = this.count,
+    window = this.defaultWindow(),
+    signal?: AbortSignal,
+  ): AsyncGenerator<{ index: number; data: Buffer }> {
+    const pending = new Map<number, Promise<Buffer>>();
+    let launched = from;
+    const fill = (next: number): void => {
+      while (launched < to && launched < next + window) {
+        const p = this.readMorsel(launched, signal);
+        p.catch(() => undefined); // observed when its turn comes
+        pending.set(launched++, p);
+      }
+    };
+    try {
+      for (let next = from; next < to; next++) {
+        fill(next);
+        const data = await pending.get(next)!;
+        pending.delete(next);
+        yield { index: next, data };
+      }
+    } finally {
+      pending.clear();
+    }
+  }
+
+  /** Observed per-donor delivery (for rate reports to the manager). */
+  donorRates(): Map<string, DonorRate> {
+    return new Map([...this.rates].map(([id, r]) => [id, { bytes: r.bytes, busyMs: r.busyMs }]));
+  }
+
+  async close(): Promise<void> {
+    if (this.ownPools) await this.pools.close();
+  }
+
+  private async fromDonor(
+    donor: string,
+    dataset: string,
+    index: number,
+    length: number,
+    signal?: AbortSignal,
+  ): Promise<Buffer> {
+    const slot = this.slot(donor);
+    await slot.acquire();
+    const rate = this.rateOf(donor);
+    if (rate.inFlight++ === 0) rate.since = performance.now();
+    try {
+      const data = await this.pools.getMorsel(
+        this.donorUrl.get(donor)!,
+        dataset,
+        index,
+        length,
+        this.map.capability,
+        signal,
+      );
+      rate.bytes += data.length;
+      return data;
+    } finally {
+      if (--rate.inFlight === 0) rate.busyMs += performance.now() - rate.since;
+      slot.release();
+    }
+  }
+
+  private slot(donor: string): Semaphore {
+    let s = this.slots.get(donor);
+    if (!s) {
+      s = new Semaphore(this.opts.perDonorInFlight ?? 2);
+      this.slots.set(donor, s);
+    }
+    return s;
+  }
+
+  private rateOf(donor: string): DonorRate & { inFlight: number; since: number } {
+    let r = this.rates.get(donor);
+    if (!r) {
+      r = { bytes: 0, busyMs: 0, inFlight: 0, since: 0 };
+      this.rates.set(donor, r);
+    }
+    return r;
+  }
+}
+
+export function sha256(data: Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}

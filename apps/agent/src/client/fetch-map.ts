@@ -1,0 +1,22 @@
+import { FreeLoaderError, type DatasetMap, type DatasetView } from '@freeloader/protocol';
+import type { ManagerClient } from '../manager-client.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Resolve a dataset given by namespace path or id and fetch its map with a read capability. */
+export async function fetchMap(manager: ManagerClient, dataset: string): Promise<DatasetMap> {
+  let id = dataset;
+  if (!UUID.test(dataset)) {
+    const path = dataset.replace(/^\/+|\/+$/g, '');
+    const view = await manager.request<DatasetView>('GET', `/datasets/by-path?path=${encodeURIComponent(path)}`);
+    id = view.id;
+  }
+  const map = await manager.request<DatasetMap>('GET', `/datasets/${id}/map`);
+  if (map.dataset.state !== 'ready') {
+    throw new FreeLoaderError(
+      'DATASET_NOT_READY',
+      `dataset ${map.dataset.path} is ${map.dataset.state}${map.dataset.error ? `: ${map.dataset.error}` : ''}`,
+    );
+  }
+  return map;
+}

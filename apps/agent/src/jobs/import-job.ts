@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import {
+  FreeLoaderError,
+  morselLength,
+  morselsOfDonor,
+  type ImportJobPayload,
+  type JobView,
+  type MorselHash,
+} from '@freeloader/protocol';
+import { openSource, type SourceInfo } from '@freeloader/sources';
+import type { MorselStore } from '../store/store.js';
+import type { JobContext, JobHandler } from './job-runner.js';
+import { ProgressReporter } from './progress-reporter.js';
+import { streamImport } from './stream-import.js';
+
+/** Range requests in flight per importing donor: enough to hide the source's round trip. */
+export const IMPORT_CONCURRENCY = 4;
+
+export interface ImportDeps {
+  store: MorselStore;
+  agentId: () => string;
+  allowFileUris?: boolean;
+}
+
+/**
+ * The `import` job: this donor fetches the morsels the placement assigns to it from the source
+ * with keep-alive Range requests (several in flight), hashes each as it lands, stores it durably
+ * and reports hashes and progress. Any failure frees what this job stored: a dataset is
+ * readable only when every donor finished, and never with mixed versions (reads carry If-Match).
+ */
+export function importJobHandler(deps: ImportDeps): JobHandler {
+  return async (job: JobView, ctx: JobContext) => {
+    const payload = job.payload as unknown as ImportJobPayload;
+    const datasetId = job.datasetId;
+    if (!datasetId) throw new FreeLoaderError('BAD_REQUEST', 'import job without a dataset');
+    const source = openSource(payload.source.uri, {
+      connections: IMPORT_CONCURRENCY,
+      allowFile: deps.allowFileUris ?? false,
+    });
+    const expect: SourceInfo = { ...payload.source };
+    try {
+      if (payload.mode === 'stream') {
+        return await streamImport(deps, datasetId, payload, source, expect, ctx);
+      }
+      return await rangedImport(deps, datasetId, payload, source, expect, ctx);
+    } catch (e) {
+      await deps.store.free(datasetId).catch(() => undefined);
+      throw e;
+    } finally {
+      await source.close().catch(() => undefined);
+    }
+  };
+}
+
+async function rangedImport(
+  deps: ImportDeps,
+  datasetId: string,
+  payload: ImportJobPayload,
+  source: ReturnType<typeof openSource>,
+  expect: SourceInfo,
+  ctx: JobContext,
+): Promise<Record<string, unknown>> {
+  const me = deps.agentId();
+  const mine = [...new Set(payload.extents.flatMap((e) => morselsOfDonor(e, me)))].sort((a, b) => a - b);
+  await deps.store.create(datasetId, { morselSize: payload.morselSize, planned: mine });
+  const size = payload.source.size;
+  const reporter = new ProgressReporter(ctx);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < mine.length) {
+      ctx.signal.throwIfAborted();
+      const index = mine[next++]!;
+      const start = index * payload.morselSize;
+      const end = start + morselLength(size, payload.morselSize, index);
+      const data = await source.readRange(start, end, expect, ctx.signal);
+      const sha256 = createHash('sha256').update(data).digest('hex');
+      await deps.store.put(datasetId, index, data, sha256);
+      reporter.add(data.length, { index, sha256 } satisfies MorselHash);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(IMPORT_CONCURRENCY, mine.length) }, worker));
+  await reporter.flush();
+  return { morsels: mine.length, bytes: reporter.doneBytes };
+}

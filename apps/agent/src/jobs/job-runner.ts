@@ -1,0 +1,138 @@
+import type { Logger } from 'pino';
+import {
+  FreeLoaderError,
+  isFreeLoaderError,
+  type JobProgress,
+  type JobView,
+} from '@freeloader/protocol';
+import type { ManagerClient } from '../manager-client.js';
+
+/** What a job handler gets: a way to report progress and a signal that fires on cancellation. */
+export interface JobContext {
+  signal: AbortSignal;
+  /**
+   * Report progress; throttled by the caller. Throws when the report did not arrive, and aborts
+   * the job when the manager cancelled it.
+   */
+  progress(p: JobProgress): Promise<void>;
+  log: Logger;
+}
+
+export type JobHandler = (job: JobView, ctx: JobContext) => Promise<Record<string, unknown> | void>;
+
+/** Idle poll interval when the heartbeat has not announced jobs (milliseconds). */
+const IDLE_POLL_MS = 2_000;
+
+/**
+ * Claims jobs for this agent from the manager and runs them with the handler of their kind.
+ * The manager's job table is the source of truth: a job claimed by an agent that dies is handed
+ * out again after its lease, so nothing is lost across restarts.
+ */
+export class JobRunner {
+  private timer: NodeJS.Timeout | undefined;
+  private running = new Map<string, AbortController>();
+  private stopped = false;
+  private claiming = false;
+
+  constructor(
+    private readonly manager: ManagerClient,
+    private readonly handlers: Record<string, JobHandler>,
+    private readonly log: Logger,
+    private readonly maxConcurrent = 2,
+  ) {}
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** The heartbeat said jobs are waiting: claim now instead of at the next poll. */
+  poke(): void {
+    this.schedule(0);
+  }
+
+  get active(): number {
+    return this.running.size;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    for (const c of this.running.values()) c.abort(new FreeLoaderError('UNAVAILABLE', 'agent stopping'));
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.claim(), delayMs);
+    this.timer.unref?.();
+  }
+
+  private async claim(): Promise<void> {
+    if (this.claiming || this.stopped) return;
+    const room = this.maxConcurrent - this.running.size;
+    if (room <= 0) return;
+    this.claiming = true;
+    try {
+      const jobs = await this.manager.request<JobView[]>('POST', '/jobs/claim', {
+        kinds: Object.keys(this.handlers),
+        max: room,
+      });
+      for (const job of jobs) void this.run(job);
+    } catch (e) {
+      this.log.debug({ err: String(e) }, 'job claim failed');
+    } finally {
+      this.claiming = false;
+      this.schedule(IDLE_POLL_MS);
+    }
+  }
+
+  private async run(job: JobView): Promise<void> {
+    const handler = this.handlers[job.kind];
+    const controller = new AbortController();
+    this.running.set(job.id, controller);
+    const log = this.log.child({ job: job.id, kind: job.kind, dataset: job.datasetId });
+    const ctx: JobContext = {
+      signal: controller.signal,
+      log,
+      progress: async (p) => {
+        try {
+          await this.manager.request('POST', `/jobs/${job.id}/progress`, p);
+        } catch (e) {
+          // A job the manager cancelled (or no longer knows) must stop; a flaky manager must not.
+          if (isFreeLoaderError(e) && (e.status === 404 || e.status === 409 || e.status === 410)) {
+            controller.abort(e);
+          }
+          throw e;
+        }
+      },
+    };
+    try {
+      if (!handler) throw new FreeLoaderError('BAD_REQUEST', `this agent cannot run ${job.kind} jobs`);
+      log.info('job started');
+      const result = await handler(job, ctx);
+      await this.finish(job.id, { state: 'done', ...(result ? { result } : {}) });
+      log.info('job done');
+    } catch (e) {
+      const err = isFreeLoaderError(e) ? e : new FreeLoaderError('INTERNAL', String(e));
+      log.warn({ err: err.message, code: err.code }, 'job failed');
+      if (!controller.signal.aborted || !isFreeLoaderError(controller.signal.reason)) {
+        await this.finish(job.id, { state: 'failed', error: err.message, errorCode: err.code });
+      }
+    } finally {
+      this.running.delete(job.id);
+      this.schedule(0);
+    }
+  }
+
+  private async finish(id: string, body: Record<string, unknown>): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        await this.manager.request('POST', `/jobs/${id}/finish`, body);
+        return;
+      } catch (e) {
+        if (isFreeLoaderError(e) && e.status < 500 && e.code !== 'UNAVAILABLE') return;
+        await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
+      }
+    }
+  }
+}

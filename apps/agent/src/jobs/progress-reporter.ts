@@ -1,0 +1,77 @@
+import type { MorselHash } from '@freeloader/protocol';
+import type { JobContext } from './job-runner.js';
+
+/** How often progress (and the hashes gathered since) goes to the manager (milliseconds). */
+export const PROGRESS_INTERVAL_MS = 500;
+/** Hashes per progress report at most (keeps each body well under the JSON limit). */
+const MAX_HASHES_PER_REPORT = 4096;
+/** Attempts to deliver the final report before the job fails. */
+const FLUSH_ATTEMPTS = 6;
+
+/**
+ * Batches an import's progress: bytes done, the rate since the last report and the morsel hashes
+ * stored since then. Reports go out at most every PROGRESS_INTERVAL_MS, one at a time, so a slow
+ * manager never piles up requests.
+ */
+export class ProgressReporter {
+  doneBytes = 0;
+  private hashes: MorselHash[] = [];
+  private perDonor: Record<string, number> = {};
+  private last = { at: performance.now(), bytes: 0 };
+  private inFlight: Promise<void> | null = null;
+
+  constructor(private readonly ctx: JobContext) {}
+
+  add(bytes: number, hash: MorselHash, donor?: string): void {
+    this.doneBytes += bytes;
+    this.hashes.push(hash);
+    if (donor) this.perDonor[donor] = (this.perDonor[donor] ?? 0) + bytes;
+    const due = performance.now() - this.last.at >= PROGRESS_INTERVAL_MS;
+    if ((due || this.hashes.length >= MAX_HASHES_PER_REPORT) && !this.inFlight) {
+      // A failed report keeps its hashes queued for the next one; flush() retries.
+      this.inFlight = this.send()
+        .catch(() => undefined)
+        .finally(() => {
+          this.inFlight = null;
+        });
+    }
+  }
+
+  /** Send everything not yet reported (call at the end, before finishing the job). */
+  async flush(): Promise<void> {
+    if (this.inFlight) await this.inFlight;
+    for (let attempt = 0; this.hashes.length > 0 || this.last.bytes !== this.doneBytes; attempt++) {
+      try {
+        await this.send();
+      } catch (e) {
+        if (this.ctx.signal.aborted || attempt >= FLUSH_ATTEMPTS) throw e;
+        await new Promise((r) => setTimeout(r, 250 * 2 ** attempt));
+      }
+    }
+  }
+
+  private async send(): Promise<void> {
+    const now = performance.now();
+    const seconds = Math.max((now - this.last.at) / 1000, 0.001);
+    const rate = (this.doneBytes - this.last.bytes) / seconds;
+    const batch = this.hashes.splice(0, MAX_HASHES_PER_REPORT);
+    const doneBytes = this.doneBytes;
+    const previous = this.last;
+    this.last = { at: now, bytes: doneBytes };
+    try {
+      await this.ctx.progress({
+        doneBytes,
+        rate: Math.round(rate),
+        hashes: batch,
+        ...(Object.keys(this.perDonor).length > 0 ? { perDonor: { ...this.perDonor } } : {}),
+      });
+    } catch (e) {
+      // Keep the hashes for the next report unless the job was cancelled (the signal says so).
+      if (!this.ctx.signal.aborted) {
+        this.hashes.unshift(...batch);
+        this.last = previous;
+      }
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,94 @@
+import { createHash } from 'node:crypto';
+import {
+  FreeLoaderError,
+  donorsOfMorsel,
+  morselCount,
+  type ImportJobPayload,
+} from '@freeloader/protocol';
+import type { Source, SourceInfo } from '@freeloader/sources';
+import { DonorPools } from '../client/donor-pool.js';
+import { Semaphore } from '../client/semaphore.js';
+import type { ImportDeps } from './import-job.js';
+import type { JobContext } from './job-runner.js';
+import { ProgressReporter } from './progress-reporter.js';
+
+/** Morsel PUTs in flight while distributing a streamed source (bounds memory to this × morsel). */
+const DISTRIBUTE_IN_FLIGHT = 8;
+
+/**
+ * Import from a source without Range support, on purpose rather than by accident: this donor
+ * reads the object once, front to back, cuts it into morsels and sends each to every donor the
+ * placement names (storing its own locally). Memory stays bounded by DISTRIBUTE_IN_FLIGHT morsels.
+ */
+export async function streamImport(
+  deps: ImportDeps,
+  datasetId: string,
+  payload: ImportJobPayload,
+  source: Source,
+  expect: SourceInfo,
+  ctx: JobContext,
+): Promise<Record<string, unknown>> {
+  const me = deps.agentId();
+  const { morselSize } = payload;
+  const urls = new Map(payload.donors.map((d) => [d.id, d.url]));
+  const total = morselCount(payload.source.size, morselSize);
+  const pools = new DonorPools(2);
+  const slots = new Semaphore(DISTRIBUTE_IN_FLIGHT);
+  const reporter = new ProgressReporter(ctx);
+  const failures: unknown[] = [];
+  const inFlight = new Set<Promise<void>>();
+  await deps.store.create(datasetId, { morselSize });
+
+  const deliver = async (index: number, data: Buffer): Promise<void> => {
+    const sha256 = createHash('sha256').update(data).digest('hex');
+    for (const donor of donorsOfMorsel(payload.extents, index)) {
+      if (donor === me) {
+        await deps.store.put(datasetId, index, data, sha256);
+      } else {
+        const url = urls.get(donor);
+        if (!url) throw new FreeLoaderError('NO_DONORS', `no address for donor ${donor}`);
+        await pools.putMorsel(url, datasetId, index, data, sha256, payload.writeCapability, ctx.signal);
+      }
+      reporter.add(data.length, { index, sha256 }, donor);
+    }
+  };
+
+  let index = 0;
+  let pending: Buffer = Buffer.alloc(0);
+  const dispatch = async (chunk: Buffer): Promise<void> => {
+    await slots.acquire();
+    if (failures.length > 0) {
+      slots.release();
+      throw failures[0];
+    }
+    const p = deliver(index++, chunk)
+      .catch((e: unknown) => void failures.push(e))
+      .finally(() => {
+        slots.release();
+        inFlight.delete(p);
+      });
+    inFlight.add(p);
+  };
+
+  try {
+    const stream = await source.readAll(expect, ctx.signal);
+    for await (const piece of stream as AsyncIterable<Buffer>) {
+      pending = pending.length === 0 ? piece : Buffer.concat([pending, piece]);
+      while (pending.length >= morselSize) {
+        await dispatch(Buffer.from(pending.subarray(0, morselSize)));
+        pending = pending.subarray(morselSize);
+      }
+    }
+    if (pending.length > 0) await dispatch(Buffer.from(pending));
+    await Promise.all(inFlight);
+    if (failures.length > 0) throw failures[0];
+    if (index !== total) {
+      throw new FreeLoaderError('SOURCE_CHANGED', `source sent ${index} morsels, expected ${total}`);
+    }
+    await reporter.flush();
+    return { morsels: total, bytes: payload.source.size, mode: 'stream' };
+  } finally {
+    await Promise.allSettled(inFlight);
+    await pools.close();
+  }
+}

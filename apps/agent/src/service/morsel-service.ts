@@ -1,0 +1,181 @@
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import {
+  AgentHealthResponse,
+  BatchQuery,
+  DatasetParams,
+  FreeLoaderError,
+  isFreeLoaderError,
+  MAX_MORSELS_PER_DATASET,
+  maxMorselBody,
+  MORSEL_HASH_HEADER,
+  MorselParams,
+} from '@freeloader/protocol';
+import type { MorselStore } from '../store/store.js';
+import { BatchFrameStream, nextHeldMorsel } from './batch-stream.js';
+import { CapabilityGuard, capabilityFrom } from './capability-guard.js';
+import { installErrorHandler } from './error-handler.js';
+
+/** Idle keep-alive of the listener: longer than typical client pools' idle timeouts (60 s). */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+const OCTET = 'application/octet-stream';
+const CapQuery = Type.Object({ cap: Type.Optional(Type.String()) });
+
+export interface MorselServiceOptions {
+  store: MorselStore;
+  /** This agent's id once enrolled (capabilities with an audience must name it). */
+  agentId: () => string | undefined;
+  /** The manager's Ed25519 public key (PEM) once enrolled; until then morsel routes answer 503. */
+  managerPublicKey: () => string | undefined;
+  logger?: FastifyServerOptions['logger'];
+  /** Called with the morsel bytes of every GET and every batch frame sent (for the governor). */
+  onServed?: (bytes: number) => void;
+  /**
+   * Called when a PUT targets a dataset the store does not hold; create it in the store (e.g.
+   * from a claimed job) and resolve true to have the put retried. Absent: such a PUT is 404.
+   */
+  prepareDataset?: (datasetId: string) => Promise<boolean>;
+}
+
+/**
+ * The agent's morsel service (routes in `@freeloader/protocol` schemas/morsels.ts) plus
+ * `GET /v1/health`. Does not listen: see {@link listenMorselService}.
+ *
+ * Batch reads (`GET /v1/morsels/:dataset?from=&count=`) stream one frame per morsel this donor
+ * holds in [from, from+count), in index order; indices it does not hold are skipped, so a client
+ * reads the frame headers' indices rather than assuming a count. An unknown dataset is 404.
+ *
+ * @example
+ *   const app = buildMorselService({ store, agentId: () => id, managerPublicKey: () => pem });
+ *   const url = await listenMorselService(app, '127.0.0.1', 7401);
+ */
+export function buildMorselService(opts: MorselServiceOptions): FastifyInstance {
+  const { store, onServed } = opts;
+  const app = Fastify({ logger: opts.logger ?? false, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS });
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  const guard = new CapabilityGuard(opts);
+  installErrorHandler(app);
+  app.addContentTypeParser(OCTET, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  r.get('/v1/health', { schema: { response: { 200: AgentHealthResponse } } }, async () => {
+    const { usedBytes, quotaBytes } = store.usage();
+    return { ok: true as const, agentId: opts.agentId() ?? null, usedBytes, quotaBytes };
+  });
+
+  r.get(
+    '/v1/morsels/:dataset/:index',
+    { schema: { params: MorselParams, querystring: CapQuery } },
+    async (req, reply) => {
+      const { dataset, index } = req.params;
+      guard.check(capabilityFrom(req.headers.authorization, req.query), dataset, 'read');
+      const { data, sha256 } = await store.get(dataset, index);
+      if (req.method === 'GET') onServed?.(data.length);
+      return reply
+        .header('content-type', OCTET)
+        .header('content-length', data.length)
+        .header(MORSEL_HASH_HEADER, sha256)
+        .header('cache-control', 'no-store')
+        .send(data);
+    },
+  );
+
+  r.put(
+    '/v1/morsels/:dataset/:index',
+    // The only route with a body: bounded by the largest morsel the protocol allows.
+    { bodyLimit: maxMorselBody(), schema: { params: MorselParams, querystring: CapQuery } },
+    async (req, reply) => {
+      const { dataset, index } = req.params;
+      guard.check(capabilityFrom(req.headers.authorization, req.query), dataset, 'write');
+      if (!Buffer.isBuffer(req.body)) {
+        throw new FreeLoaderError('VALIDATION_FAILED', `a morsel PUT needs an ${OCTET} body`);
+      }
+      const hash = req.headers[MORSEL_HASH_HEADER];
+      if (Array.isArray(hash)) {
+        throw new FreeLoaderError('VALIDATION_FAILED', `send ${MORSEL_HASH_HEADER} once`);
+      }
+      const { sha256 } = await putPreparing(opts, dataset, index, req.body, hash);
+      return reply.code(204).header(MORSEL_HASH_HEADER, sha256).send();
+    },
+  );
+
+  r.delete(
+    '/v1/morsels/:dataset/:index',
+    { schema: { params: MorselParams, querystring: CapQuery } },
+    async (req, reply) => {
+      const { dataset, index } = req.params;
+      guard.check(capabilityFrom(req.headers.authorization, req.query), dataset, 'delete');
+      await store.free(dataset, index);
+      return reply.code(204).send();
+    },
+  );
+
+  r.delete(
+    '/v1/morsels/:dataset',
+    { schema: { params: DatasetParams, querystring: CapQuery } },
+    async (req, reply) => {
+      const { dataset } = req.params;
+      guard.check(capabilityFrom(req.headers.authorization, req.query), dataset, 'delete');
+      await store.free(dataset);
+      return reply.code(204).send();
+    },
+  );
+
+  r.get(
+    '/v1/morsels/:dataset',
+    // No HEAD twin: it would read the whole batch from disk only to discard it.
+    { exposeHeadRoute: false, schema: { params: DatasetParams, querystring: BatchQuery } },
+    async (req, reply) => {
+      const { dataset } = req.params;
+      const { from, count } = req.query;
+      guard.check(capabilityFrom(req.headers.authorization, req.query), dataset, 'read');
+      const end = Math.min(from + count, MAX_MORSELS_PER_DATASET);
+      // Fetch the first frame before answering, so an unknown dataset is still a clean 404.
+      const first = await nextHeldMorsel(store, dataset, from, end);
+      return reply
+        .header('content-type', OCTET)
+        .header('cache-control', 'no-store')
+        .send(new BatchFrameStream(store, dataset, first, end, onServed));
+    },
+  );
+
+  return app;
+}
+
+async function putPreparing(
+  opts: MorselServiceOptions,
+  dataset: string,
+  index: number,
+  body: Buffer,
+  hash: string | undefined,
+): Promise<{ sha256: string }> {
+  try {
+    return await opts.store.put(dataset, index, body, hash);
+  } catch (err) {
+    const unknown = isFreeLoaderError(err) && err.code === 'DATASET_NOT_FOUND';
+    if (!unknown || !opts.prepareDataset || !(await opts.prepareDataset(dataset))) throw err;
+    return opts.store.put(dataset, index, body, hash);
+  }
+}
+
+/**
+ * Listen on `host:port` (0 = any free port) with keep-alive tuned for morsel clients, and return
+ * the service's base URL.
+ *
+ * @example const url = await listenMorselService(app, '127.0.0.1', 0); // 'http://127.0.0.1:40123'
+ */
+export async function listenMorselService(
+  app: FastifyInstance,
+  host: string,
+  port: number,
+): Promise<string> {
+  await app.listen({ host, port });
+  app.server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  // Must exceed keepAliveTimeout, or Node may drop a socket a client is about to reuse.
+  app.server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
+  const addr = app.server.address() as AddressInfo;
+  const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return `http://${shown}:${addr.port}`;
+}

@@ -1,0 +1,55 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { MAX_MORSEL_SIZE, MIN_MORSEL_SIZE } from '../limits.js';
+import { Bytes, NamespacePath, Uri } from './common.js';
+import { DonorEndpoint, ExtentSchema } from './datasets.js';
+
+/** Widest stripe a dataset may ask for (donors read in parallel). */
+export const MAX_STRIPE_WIDTH = 64;
+/** Largest stripe size (consecutive morsels per donor). */
+export const MAX_STRIPE_SIZE = 1024;
+
+/** `POST /api/v1/datasets`: import a dataset from a URI. */
+export const ImportRequest = Type.Object({
+  uri: Uri,
+  /** Namespace path; defaults to the URI's file name at the root. */
+  name: Type.Optional(NamespacePath),
+  /** Stripe width W: donors read in parallel (default: all live donors, up to 8). */
+  width: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_STRIPE_WIDTH })),
+  /** Stripe size S in morsels (default 1). */
+  stripeSize: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_STRIPE_SIZE })),
+  morselSize: Type.Optional(Type.Integer({ minimum: MIN_MORSEL_SIZE, maximum: MAX_MORSEL_SIZE })),
+  /** Only probe the source and plan; create nothing. */
+  dryRun: Type.Optional(Type.Boolean()),
+});
+export type ImportRequest = Static<typeof ImportRequest>;
+
+export const SourceProbe = Type.Object({
+  uri: Type.String(),
+  size: Bytes,
+  etag: Type.Union([Type.String(), Type.Null()]),
+  lastModified: Type.Union([Type.String(), Type.Null()]),
+  acceptsRanges: Type.Boolean(),
+});
+export type SourceProbe = Static<typeof SourceProbe>;
+
+/**
+ * What an agent receives in an `import` job. `ranged`: fetch the morsels the extents assign to
+ * you from the source by Range. `stream`: the source has no Range support, so you read it whole
+ * and PUT each morsel to its donor (yourself included) with `writeCapability`.
+ */
+export const ImportJobPayload = Type.Object({
+  mode: Type.Union([Type.Literal('ranged'), Type.Literal('stream')]),
+  source: SourceProbe,
+  morselSize: Type.Integer({ minimum: MIN_MORSEL_SIZE, maximum: MAX_MORSEL_SIZE }),
+  extents: Type.Array(ExtentSchema),
+  donors: Type.Array(DonorEndpoint),
+  writeCapability: Type.String(),
+});
+export type ImportJobPayload = Static<typeof ImportJobPayload>;
+
+/** SHA-256 of one morsel as an agent reports it during import. */
+export const MorselHash = Type.Object({
+  index: Type.Integer({ minimum: 0 }),
+  sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+});
+export type MorselHash = Static<typeof MorselHash>;

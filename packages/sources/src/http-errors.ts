@@ -1,0 +1,112 @@
+import { FreeLoaderError } from '@freeloader/protocol';
+
+const TIMEOUTS: Record<string, string> = {
+  UND_ERR_CONNECT_TIMEOUT: 'timed out connecting',
+  UND_ERR_HEADERS_TIMEOUT: 'timed out waiting for response headers',
+  UND_ERR_BODY_TIMEOUT: 'timed out waiting for body data',
+  ETIMEDOUT: 'timed out connecting',
+};
+
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_NONAME',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+]);
+
+/** OpenSSL verification failures Node reports by code (others start with ERR_TLS_/ERR_SSL_). */
+const TLS_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REVOKED',
+  'CERT_SIGNATURE_FAILURE',
+  'HOSTNAME_MISMATCH',
+]);
+
+/** The first error in a cause/aggregate chain carrying a `code`. */
+function coded(err: unknown, depth = 0): (Error & { code: string }) | null {
+  if (!(err instanceof Error) || depth > 5) return null;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && code !== 'UND_ERR_SOCKET' && code !== 'ERR_ASSERTION') {
+    return err as Error & { code: string };
+  }
+  const inner = err instanceof AggregateError ? err.errors[0] : err.cause;
+  return (
+    coded(inner, depth + 1) ?? (typeof code === 'string' ? (err as Error & { code: string }) : null)
+  );
+}
+
+/**
+ * Translate a transport error (undici or Node) into a FreeLoaderError naming `where`, which must
+ * already be redacted. Aborts pass through untouched so callers see their own reason.
+ */
+export function mapTransportError(err: unknown, where: string, signal?: AbortSignal): unknown {
+  if (err instanceof FreeLoaderError) return err;
+  if (signal?.aborted) return signal.reason;
+  const e = coded(err);
+  const code = e?.code ?? '';
+  const message = e?.message ?? String(err);
+  const timeout = TIMEOUTS[code];
+  if (timeout) return new FreeLoaderError('TIMEOUT', `${where}: ${timeout}`, { code }, err);
+  if (UNREACHABLE.has(code)) {
+    return new FreeLoaderError(
+      'SOURCE_UNREACHABLE',
+      `${where}: unreachable (${code})`,
+      { code },
+      err,
+    );
+  }
+  if (TLS_CODES.has(code) || code.startsWith('ERR_TLS_') || code.startsWith('ERR_SSL_')) {
+    return new FreeLoaderError(
+      'SOURCE_ERROR',
+      `${where}: TLS: ${message} (${code})`,
+      { code },
+      err,
+    );
+  }
+  if (code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
+    return new FreeLoaderError('SOURCE_ERROR', `${where}: short body (${message})`, { code }, err);
+  }
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET') {
+    return new FreeLoaderError(
+      'SOURCE_ERROR',
+      `${where}: connection lost (${code})`,
+      { code },
+      err,
+    );
+  }
+  return new FreeLoaderError(
+    'SOURCE_ERROR',
+    `${where}: ${message}`,
+    code ? { code } : undefined,
+    err,
+  );
+}
+
+/**
+ * The error for an HTTP status a read cannot use. 404/410 and 401/403 get plain words because
+ * users act on them (fix the path, fix the credentials); 429 and 5xx are marked retryable.
+ */
+export function statusError(status: number, where: string): FreeLoaderError {
+  const retryable = status === 429 || status >= 500;
+  const what =
+    status === 404 || status === 410
+      ? `not found (${status})`
+      : status === 401 || status === 403
+        ? `access denied (${status})`
+        : status === 412
+          ? `source changed during import (precondition failed, 412)`
+          : `HTTP ${status}`;
+  const code = status === 412 ? 'SOURCE_CHANGED' : 'SOURCE_ERROR';
+  return new FreeLoaderError(code, `${where}: ${what}`, { status, retryable });
+}

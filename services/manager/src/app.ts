@@ -1,0 +1,102 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { MAX_JSON_BODY } from '@freeloader/protocol';
+import authPlugin from './auth/guards.js';
+import type { Config } from './config.js';
+import { errorHandler, notFoundBody } from './error-handler.js';
+import configPlugin from './plugins/config.js';
+import consolePlugin from './plugins/console.js';
+import cookiePlugin from './plugins/cookie.js';
+import migrationsPlugin from './plugins/migrations.js';
+import postgresPlugin from './plugins/postgres.js';
+import swaggerPlugin from './plugins/swagger.js';
+import agentsRepo from './repositories/agents.js';
+import jobsRepo from './repositories/jobs.js';
+import joinTokensRepo from './repositories/join-tokens.js';
+import namespaceRepo from './repositories/namespace.js';
+import placementRepo from './repositories/placement.js';
+import reservationsRepo from './repositories/reservations.js';
+import signingKeys from './repositories/settings.js';
+import usersRepo from './repositories/users.js';
+import api from './routes/index.js';
+import softStatePlugin, { type SoftStatePluginOptions } from './soft-state-plugin.js';
+
+export type BuildOptions = SoftStatePluginOptions;
+
+/** Secrets that must never reach a log line. */
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  'headers.authorization',
+  'headers.cookie',
+  'password',
+  '*.password',
+  'token',
+  '*.token',
+  'credential',
+  '*.credential',
+  'capability',
+  '*.capability',
+  'privateKeyPem',
+  '*.privateKeyPem',
+  'databaseUrl',
+  '*.databaseUrl',
+];
+
+/**
+ * Build the manager app (plugins, repositories, routes) on `config.databaseUrl`, migrated and
+ * ready, without listening. Tests drive it with `app.inject`.
+ *
+ * @example
+ *   const app = await buildApp(loadConfig({}, { databaseUrl, logLevel: 'silent' }));
+ *   const res = await app.inject({ method: 'GET', url: '/api/v1/health' });
+ */
+export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: { level: config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } },
+    bodyLimit: MAX_JSON_BODY,
+    forceCloseConnections: 'idle',
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0]!;
+    const isApi = path.startsWith('/api/') || path.startsWith('/docs');
+    if (config.consoleDir && req.method === 'GET' && !isApi) {
+      return reply.sendFile('index.html');
+    }
+    return reply.status(404).send(notFoundBody(req.method, req.url));
+  });
+
+  try {
+    // External plugins, in dependency order.
+    await app.register(configPlugin, { config });
+    await app.register(postgresPlugin);
+    await app.register(migrationsPlugin);
+    await app.register(swaggerPlugin);
+    await app.register(cookiePlugin);
+    // Application plugins: repositories, keys, soft state, auth decorations.
+    for (const repo of [
+      usersRepo,
+      joinTokensRepo,
+      agentsRepo,
+      namespaceRepo,
+      placementRepo,
+      reservationsRepo,
+      jobsRepo,
+      signingKeys,
+    ]) {
+      await app.register(repo);
+    }
+    await app.register(softStatePlugin, opts);
+    await app.register(authPlugin);
+    await app.register(api, { prefix: '/api/v1' });
+    await app.register(consolePlugin);
+    await app.ready();
+  } catch (e) {
+    await app.close().catch(() => undefined);
+    throw e;
+  }
+  return app as unknown as FastifyInstance;
+}

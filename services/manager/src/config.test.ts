@@ -1,0 +1,90 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_MANAGER_PORT, FreeLoaderError, STALE_AFTER_MS } from '@freeloader/protocol';
+import { loadConfig } from './config.js';
+
+function failure(fn: () => unknown): FreeLoaderError {
+  try {
+    fn();
+  } catch (e) {
+    return e as FreeLoaderError;
+  }
+  throw new Error('expected loadConfig to throw');
+}
+
+describe('loadConfig', () => {
+  it('applies defaults to an empty environment', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      home: join(homedir(), '.freeloader'),
+      host: '127.0.0.1',
+      port: DEFAULT_MANAGER_PORT,
+      embeddedPgPort: 7432,
+      staleAfterMs: STALE_AFTER_MS,
+      logLevel: 'info',
+      allowFileUris: false,
+    });
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.consoleDir).toBeUndefined();
+  });
+
+  it('reads every variable', () => {
+    const c = loadConfig({
+      FREELOADER_HOME: '/srv/fl',
+      DATABASE_URL: 'postgres://u@db:5432/fl',
+      MANAGER_HOST: '0.0.0.0',
+      MANAGER_PORT: '8000',
+      EMBEDDED_PG_PORT: '9432',
+      STALE_AFTER_MS: '100',
+      DEAD_AFTER_MS: '200',
+      HEARTBEAT_INTERVAL_MS: '50',
+      LOG_LEVEL: 'DEBUG',
+      FREELOADER_ALLOW_FILE_URIS: 'true',
+      CONSOLE_DIR: '/srv/console',
+    });
+    expect(c).toEqual({
+      home: '/srv/fl',
+      databaseUrl: 'postgres://u@db:5432/fl',
+      host: '0.0.0.0',
+      port: 8000,
+      embeddedPgPort: 9432,
+      staleAfterMs: 100,
+      deadAfterMs: 200,
+      heartbeatIntervalMs: 50,
+      softStateFlushMs: 3000,
+      logLevel: 'debug',
+      allowFileUris: true,
+      consoleDir: '/srv/console',
+    });
+  });
+
+  it('lets overrides win over the environment', () => {
+    const c = loadConfig({ MANAGER_PORT: '8000' }, { port: 0, logLevel: 'silent' });
+    expect(c.port).toBe(0);
+    expect(c.logLevel).toBe('silent');
+  });
+
+  it.each([
+    [{ MANAGER_PORT: 'http' }, 'MANAGER_PORT'],
+    [{ MANAGER_PORT: '70000' }, 'MANAGER_PORT'],
+    [{ EMBEDDED_PG_PORT: '-1' }, 'EMBEDDED_PG_PORT'],
+    [{ STALE_AFTER_MS: '1.5' }, 'STALE_AFTER_MS'],
+    [{ HEARTBEAT_INTERVAL_MS: '0' }, 'HEARTBEAT_INTERVAL_MS'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ FREELOADER_ALLOW_FILE_URIS: 'maybe' }, 'FREELOADER_ALLOW_FILE_URIS'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ STALE_AFTER_MS: '5000', DEAD_AFTER_MS: '5000' }, 'DEAD_AFTER_MS'],
+  ])('rejects %o naming %s', (env, key) => {
+    const err = failure(() => loadConfig(env));
+    expect(err).toBeInstanceOf(FreeLoaderError);
+    expect(err.code).toBe('VALIDATION_FAILED');
+    expect(err.message).toContain(key);
+    expect(err.details?.keys).toEqual([key]);
+  });
+
+  it('lists every bad key at once', () => {
+    const err = failure(() => loadConfig({ MANAGER_PORT: 'x', LOG_LEVEL: 'loud' }));
+    expect(err.details?.keys).toEqual(expect.arrayContaining(['MANAGER_PORT', 'LOG_LEVEL']));
+  });
+});

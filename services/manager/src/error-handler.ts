@@ -1,0 +1,38 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { codeOfStatus, isFreeLoaderError, type ErrorBody } from '@freeloader/protocol';
+
+/**
+ * The one error handler: FreeLoaderError → its status and body; schema validation → 400
+ * VALIDATION_FAILED; Fastify's own 4xx (bad JSON, body too large, wrong media type) → the code
+ * for that status; anything else → 500 INTERNAL with a generic message, the real error only in
+ * the log.
+ */
+export function errorHandler(
+  err: FastifyError | Error,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
+  if (isFreeLoaderError(err)) {
+    if (err.status >= 500) req.log.error({ err }, 'request failed');
+    return reply.status(err.status).send(err.toBody());
+  }
+  const fe = err as FastifyError;
+  if (fe.validation) {
+    return reply.status(400).send(body('VALIDATION_FAILED', fe.message));
+  }
+  const status = fe.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    return reply.status(status).send(body(codeOfStatus(status), fe.message));
+  }
+  req.log.error({ err }, 'unhandled error');
+  return reply.status(500).send(body('INTERNAL', 'internal error; see the manager log'));
+}
+
+/** 404 in our error shape for unknown routes under /api and /docs. */
+export function notFoundBody(method: string, url: string): ErrorBody {
+  return body('NOT_FOUND', `no route ${method} ${url.split('?')[0]}`);
+}
+
+function body(code: ErrorBody['error']['code'], message: string): ErrorBody {
+  return { error: { code, message } };
+}

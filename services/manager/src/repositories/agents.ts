@@ -1,0 +1,182 @@
+import fp from 'fastify-plugin';
+import type pg from 'pg';
+import type { EnrollRequest } from '@freeloader/protocol';
+import { randomSecret, sameDigest, sha256 } from '../auth/secrets.js';
+import { withTransaction } from '../db/pool.js';
+import type { SoftStateRow } from '../soft-state.js';
+import { consumeJoinToken } from './join-tokens.js';
+
+/** An agent as stored, with the bytes its active reservations hold. */
+export interface AgentRecord {
+  id: string;
+  name: string;
+  url: string;
+  bandwidthOnly: boolean;
+  quotaBytes: number;
+  /** Bytes of committed reservations: the ledger admission control trusts. */
+  usedBytes: number;
+  /** Bytes the agent itself last reported using (display). */
+  reportedUsedBytes: number;
+  freeBytes: number;
+  servingRate: number;
+  throttle: string | null;
+  lastSeenAt: Date | null;
+  enrolledAt: Date;
+  revokedAt: Date | null;
+  reservedBytes: number;
+}
+
+interface AgentRow {
+  id: string;
+  name: string;
+  url: string;
+  bandwidth_only: boolean;
+  quota_bytes: number;
+  used_bytes: number;
+  reported_used_bytes: number;
+  free_bytes: number;
+  serving_rate: number;
+  throttle: string | null;
+  last_seen_at: Date | null;
+  enrolled_at: Date;
+  revoked_at: Date | null;
+  reserved_bytes: number;
+}
+
+const SELECT_AGENTS = `
+  SELECT a.id, a.name, a.url, a.bandwidth_only, a.quota_bytes, a.used_bytes,
+         a.reported_used_bytes, a.free_bytes, a.serving_rate, a.throttle, a.last_seen_at,
+         a.enrolled_at, a.revoked_at,
+         coalesce((SELECT sum(r.bytes) FROM reservations r
+                   WHERE r.agent_id = a.id AND r.state = 'active' AND r.expires_at > now()),
+                  0)::bigint AS reserved_bytes
+  FROM agents a`;
+
+const toRecord = (r: AgentRow): AgentRecord => ({
+  id: r.id,
+  name: r.name,
+  url: r.url,
+  bandwidthOnly: r.bandwidth_only,
+  quotaBytes: r.quota_bytes,
+  usedBytes: r.used_bytes,
+  reportedUsedBytes: r.reported_used_bytes,
+  freeBytes: r.free_bytes,
+  servingRate: r.serving_rate,
+  throttle: r.throttle,
+  lastSeenAt: r.last_seen_at,
+  enrolledAt: r.enrolled_at,
+  revokedAt: r.revoked_at,
+  reservedBytes: r.reserved_bytes,
+});
+
+/** Agents: enrollment, credential checks, revocation and the soft-state flush. */
+export function createAgentsRepo(pool: pg.Pool) {
+  return {
+    /**
+     * Spend a join token and register the agent in one transaction. The credential is returned
+     * once; only its SHA-256 is stored.
+     */
+    async enroll(req: EnrollRequest): Promise<{ agentId: string; credential: string }> {
+      const credential = randomSecret(32);
+      const agentId = await withTransaction(pool, async (tx) => {
+        const tokenId = await consumeJoinToken(tx, req.token);
+        const { rows } = await tx.query<{ id: string }>(
+          `INSERT INTO agents (name, url, credential_hash, bandwidth_only, quota_bytes,
+                               join_token_id)
+           VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+          [req.name, req.url, sha256(credential), req.bandwidthOnly ?? false, req.quotaBytes, tokenId],
+        );
+        return rows[0]!.id;
+      });
+      return { agentId, credential };
+    },
+
+    /** Check an agent credential: null when unknown or wrong, else whether it was revoked. */
+    async authenticate(
+      agentId: string,
+      credential: string,
+    ): Promise<{ id: string; revoked: boolean } | null> {
+      const { rows } = await pool.query<{ credential_hash: Buffer; revoked_at: Date | null }>(
+        'SELECT credential_hash, revoked_at FROM agents WHERE id = $1',
+        [agentId],
+      );
+      const row = rows[0];
+      if (!row || !sameDigest(row.credential_hash, sha256(credential))) return null;
+      return { id: agentId, revoked: row.revoked_at !== null };
+    },
+
+    async get(id: string): Promise<AgentRecord | null> {
+      const { rows } = await pool.query<AgentRow>(`${SELECT_AGENTS} WHERE a.id = $1`, [id]);
+      return rows[0] ? toRecord(rows[0]) : null;
+    },
+
+    async list(): Promise<AgentRecord[]> {
+      const { rows } = await pool.query<AgentRow>(`${SELECT_AGENTS} ORDER BY a.enrolled_at`);
+      return rows.map(toRecord);
+    },
+
+    /** Several agents by id (e.g. the donors of a map); unknown ids are skipped. */
+    async getMany(ids: readonly string[]): Promise<AgentRecord[]> {
+      if (ids.length === 0) return [];
+      const { rows } = await pool.query<AgentRow>(`${SELECT_AGENTS} WHERE a.id = ANY($1::uuid[])`, [
+        ids,
+      ]);
+      return rows.map(toRecord);
+    },
+
+    /** Revoke an agent: its credential stops working. False when there is no such agent. */
+    async revoke(id: string): Promise<boolean> {
+      const { rowCount } = await pool.query(
+        'UPDATE agents SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1',
+        [id],
+      );
+      return rowCount === 1;
+    },
+
+    /** Record a changed morsel-service URL at once: clients must not wait for a flush. */
+    async updateUrl(id: string, url: string): Promise<void> {
+      await pool.query('UPDATE agents SET url = $2 WHERE id = $1 AND url <> $2', [id, url]);
+    },
+
+    /** Write soft state (wall-clock last seen + latest heartbeat numbers) in one statement. */
+    async flushSoftState(rows: readonly SoftStateRow[]): Promise<void> {
+      if (rows.length === 0) return;
+      const hb = rows.map((r) => r.heartbeat);
+      await pool.query(
+        `UPDATE agents a SET
+           last_seen_at = v.seen_at,
+           quota_bytes = coalesce(v.quota, a.quota_bytes),
+           reported_used_bytes = coalesce(v.used, a.reported_used_bytes),
+           free_bytes = coalesce(v.free, a.free_bytes),
+           serving_rate = coalesce(v.rate, a.serving_rate),
+           throttle = coalesce(v.throttle, a.throttle)
+         FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::bigint[],
+                     $6::float8[], $7::text[]) AS v(id, seen_at, quota, used, free, rate, throttle)
+         WHERE a.id = v.id AND a.revoked_at IS NULL`,
+        [
+          rows.map((r) => r.agentId),
+          rows.map((r) => r.seenAt),
+          hb.map((h) => h?.quotaBytes ?? null),
+          hb.map((h) => h?.usedBytes ?? null),
+          hb.map((h) => h?.freeBytes ?? null),
+          hb.map((h) => h?.servingRate ?? null),
+          hb.map((h) => h?.throttle ?? null),
+        ],
+      );
+    },
+  };
+}
+export type AgentsRepo = ReturnType<typeof createAgentsRepo>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    agentsRepo: AgentsRepo;
+  }
+}
+
+export default fp(
+  async (app) => {
+    app.decorate('agentsRepo', createAgentsRepo(app.pg));
+  },
+  { name: 'agents-repo', dependencies: ['postgres'] },
+);

@@ -1,0 +1,194 @@
+import fp from 'fastify-plugin';
+import type pg from 'pg';
+import {
+  FreeLoaderError,
+  type JobFinish,
+  type JobKind,
+  type JobProgress,
+  type JobState,
+  type JobView,
+  type TransferView,
+} from '@freeloader/protocol';
+import type { Queryable } from '../db/pool.js';
+import { iso } from './rows.js';
+
+interface JobRow {
+  id: string;
+  kind: JobKind;
+  state: JobState;
+  dataset_id: string | null;
+  agent_id: string | null;
+  payload: Record<string, unknown>;
+  done_bytes: number;
+  total_bytes: number;
+  rate: number;
+  error: string | null;
+  attempts: number;
+  locked_by: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = `id, kind, state, dataset_id, agent_id, payload, done_bytes, total_bytes, rate,
+  error, attempts, locked_by, created_at, updated_at`;
+
+export const toJobView = (r: JobRow): JobView => ({
+  id: r.id,
+  kind: r.kind,
+  state: r.state,
+  datasetId: r.dataset_id,
+  agentId: r.agent_id,
+  payload: r.payload,
+  doneBytes: r.done_bytes,
+  totalBytes: r.total_bytes,
+  error: r.error,
+  attempts: r.attempts,
+  createdAt: iso(r.created_at),
+  updatedAt: iso(r.updated_at),
+});
+
+const toTransfer = (r: JobRow): TransferView => ({
+  jobId: r.id,
+  kind: r.kind,
+  state: r.state,
+  datasetId: r.dataset_id,
+  agentId: r.agent_id,
+  doneBytes: r.done_bytes,
+  totalBytes: r.total_bytes,
+  rate: r.rate,
+  error: r.error,
+  createdAt: iso(r.created_at),
+  updatedAt: iso(r.updated_at),
+});
+
+export interface NewJob {
+  kind: JobKind;
+  datasetId?: string | null;
+  /** The agent that must run it; omitted or null lets any agent claim it. */
+  agentId?: string | null;
+  payload?: Record<string, unknown>;
+  totalBytes?: number;
+}
+
+/** Queue a job (on the pool or inside the caller's transaction). */
+export async function enqueueJob(db: Queryable, job: NewJob): Promise<JobView> {
+  const { rows } = await db.query<JobRow>(
+    `INSERT INTO jobs (kind, dataset_id, agent_id, payload, total_bytes)
+     VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
+    [job.kind, job.datasetId ?? null, job.agentId ?? null, job.payload ?? {}, job.totalBytes ?? 0],
+  );
+  return toJobView(rows[0]!);
+}
+
+/** The job queue agents pull from, and the progress rows the console shows. */
+export function createJobsRepo(pool: pg.Pool) {
+  /** The caller's running job, or JOB_NOT_FOUND (unknown, or someone else's) / CONFLICT. */
+  async function ownRunning(id: string, agentId: string): Promise<JobRow> {
+    const { rows } = await pool.query<JobRow>(`SELECT ${COLUMNS} FROM jobs WHERE id = $1`, [id]);
+    const row = rows[0];
+    if (!row || row.locked_by !== agentId) throw new FreeLoaderError('JOB_NOT_FOUND', `no job ${id}`);
+    if (row.state !== 'running') {
+      throw new FreeLoaderError('CONFLICT', `job ${id} is ${row.state}, not running`);
+    }
+    return row;
+  }
+
+  return {
+    enqueue: (job: NewJob) => enqueueJob(pool, job),
+
+    async get(id: string): Promise<JobView | null> {
+      const { rows } = await pool.query<JobRow>(`SELECT ${COLUMNS} FROM jobs WHERE id = $1`, [id]);
+      return rows[0] ? toJobView(rows[0]) : null;
+    },
+
+    /**
+     * Take up to `max` queued jobs meant for this agent (or for anyone), oldest first. Rows
+     * another claimer holds are skipped, not waited for, so concurrent claimers never share one.
+     */
+    async claim(agentId: string, opts: { kinds?: string[]; max?: number } = {}): Promise<JobView[]> {
+      const { rows } = await pool.query<JobRow>(
+        `UPDATE jobs SET state = 'running', agent_id = $1, locked_by = $1,
+                attempts = attempts + 1, updated_at = now()
+         WHERE id IN (
+           SELECT id FROM jobs
+           WHERE state = 'queued' AND (agent_id = $1 OR agent_id IS NULL)
+             AND ($2::text[] IS NULL OR kind = ANY($2::text[]))
+           ORDER BY created_at
+           LIMIT $3
+           FOR UPDATE SKIP LOCKED)
+         RETURNING ${COLUMNS}`,
+        [agentId, opts.kinds ?? null, opts.max ?? 1],
+      );
+      return rows.sort((a, b) => a.created_at.getTime() - b.created_at.getTime()).map(toJobView);
+    },
+
+    /** Whether queued work waits for this agent (told in the heartbeat reply). */
+    async hasPending(agentId: string): Promise<boolean> {
+      const { rowCount } = await pool.query(
+        `SELECT 1 FROM jobs WHERE state = 'queued' AND (agent_id = $1 OR agent_id IS NULL) LIMIT 1`,
+        [agentId],
+      );
+      return (rowCount ?? 0) > 0;
+    },
+
+    async progress(id: string, agentId: string, p: JobProgress): Promise<TransferView> {
+      await ownRunning(id, agentId);
+      const { rows } = await pool.query<JobRow>(
+        `UPDATE jobs SET done_bytes = $2, rate = coalesce($3, rate), updated_at = now()
+         WHERE id = $1 RETURNING ${COLUMNS}`,
+        [id, p.doneBytes, p.rate ?? null],
+      );
+      return toTransfer(rows[0]!);
+    },
+
+    async finish(id: string, agentId: string, f: JobFinish): Promise<JobView> {
+      await ownRunning(id, agentId);
+      const { rows } = await pool.query<JobRow>(
+        `UPDATE jobs SET state = $2, error = $3, error_code = $4, result = $5, rate = 0,
+                done_bytes = CASE WHEN $2 = 'done' THEN greatest(done_bytes, total_bytes)
+                                  ELSE done_bytes END,
+                updated_at = now()
+         WHERE id = $1 AND state = 'running' RETURNING ${COLUMNS}`,
+        [id, f.state, f.error ?? null, f.errorCode ?? null, f.result ?? null],
+      );
+      if (!rows[0]) throw new FreeLoaderError('CONFLICT', `job ${id} finished concurrently`);
+      return toJobView(rows[0]);
+    },
+
+    /** Jobs of `kind` on a dataset not yet finished. */
+    async unfinished(datasetId: string, kind: JobKind): Promise<number> {
+      const { rows } = await pool.query<{ n: number }>(
+        `SELECT count(*) AS n FROM jobs
+         WHERE dataset_id = $1 AND kind = $2 AND state IN ('queued', 'running')`,
+        [datasetId, kind],
+      );
+      return rows[0]!.n;
+    },
+
+    /** Most recently updated jobs as progress rows. */
+    async transfers(q: { state?: JobState; limit?: number } = {}): Promise<TransferView[]> {
+      const { rows } = await pool.query<JobRow>(
+        `SELECT ${COLUMNS} FROM jobs WHERE ($1::text IS NULL OR state = $1)
+         ORDER BY updated_at DESC LIMIT $2`,
+        [q.state ?? null, q.limit ?? 200],
+      );
+      return rows.map(toTransfer);
+    },
+
+    toTransfer,
+  };
+}
+export type JobsRepo = ReturnType<typeof createJobsRepo>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    jobsRepo: JobsRepo;
+  }
+}
+
+export default fp(
+  async (app) => {
+    app.decorate('jobsRepo', createJobsRepo(app.pg));
+  },
+  { name: 'jobs-repo', dependencies: ['postgres'] },
+);

@@ -1,0 +1,108 @@
+import fp from 'fastify-plugin';
+import {
+  FreeLoaderError,
+  JOIN_TOKEN_TTL_S,
+  type JoinTokenCreate,
+  type JoinTokenCreated,
+  type JoinTokenView,
+} from '@freeloader/protocol';
+import { randomSecret, sha256 } from '../auth/secrets.js';
+import type { Queryable } from '../db/pool.js';
+import { iso } from './rows.js';
+
+interface TokenRow {
+  id: string;
+  note: string | null;
+  max_uses: number;
+  uses: number;
+  expires_at: Date;
+  revoked_at: Date | null;
+  created_at: Date;
+}
+
+const COLUMNS = 'id, note, max_uses, uses, expires_at, revoked_at, created_at';
+
+const toView = (r: TokenRow): JoinTokenView => ({
+  id: r.id,
+  note: r.note,
+  maxUses: r.max_uses,
+  uses: r.uses,
+  expiresAt: iso(r.expires_at),
+  revoked: r.revoked_at !== null,
+  createdAt: iso(r.created_at),
+});
+
+/**
+ * Spend one use of a join token inside the caller's transaction (the row is locked, so racing
+ * enrollments cannot overspend it). Returns the token's id; throws JOIN_TOKEN_INVALID,
+ * JOIN_TOKEN_EXPIRED or JOIN_TOKEN_USED.
+ */
+export async function consumeJoinToken(tx: Queryable, token: string): Promise<string> {
+  const { rows } = await tx.query<TokenRow & { expired: boolean }>(
+    `SELECT ${COLUMNS}, expires_at <= now() AS expired FROM join_tokens
+     WHERE token_hash = $1 FOR UPDATE`,
+    [sha256(token)],
+  );
+  const row = rows[0];
+  if (!row || row.revoked_at) {
+    throw new FreeLoaderError('JOIN_TOKEN_INVALID', 'unknown or revoked join token');
+  }
+  if (row.expired) throw new FreeLoaderError('JOIN_TOKEN_EXPIRED', 'join token has expired');
+  if (row.uses >= row.max_uses) {
+    throw new FreeLoaderError('JOIN_TOKEN_USED', 'join token has no uses left');
+  }
+  await tx.query('UPDATE join_tokens SET uses = uses + 1 WHERE id = $1', [row.id]);
+  return row.id;
+}
+
+/** Join tokens: admins mint them, agents spend them to enroll. Only SHA-256 is stored. */
+export function createJoinTokensRepo(db: Queryable) {
+  return {
+    /** Mint a token; the secret is in the result and nowhere else. */
+    async create(input: JoinTokenCreate, createdBy: string | null): Promise<JoinTokenCreated> {
+      const token = randomSecret(32, 'flj_');
+      const { rows } = await db.query<TokenRow>(
+        `INSERT INTO join_tokens (token_hash, note, max_uses, expires_at, created_by)
+         VALUES ($1, $2, $3, now() + make_interval(secs => $4), $5) RETURNING ${COLUMNS}`,
+        [
+          sha256(token),
+          input.note ?? null,
+          input.maxUses ?? 1,
+          input.ttlSeconds ?? JOIN_TOKEN_TTL_S,
+          createdBy,
+        ],
+      );
+      return { ...toView(rows[0]!), token };
+    },
+
+    async list(): Promise<JoinTokenView[]> {
+      const { rows } = await db.query<TokenRow>(
+        `SELECT ${COLUMNS} FROM join_tokens ORDER BY created_at DESC`,
+      );
+      return rows.map(toView);
+    },
+
+    /** Revoke a token; false when there is no such token. */
+    async revoke(id: string): Promise<boolean> {
+      const { rowCount } = await db.query(
+        'UPDATE join_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1',
+        [id],
+      );
+      return rowCount === 1;
+    },
+  };
+}
+export type JoinTokensRepo = ReturnType<typeof createJoinTokensRepo>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    joinTokensRepo: JoinTokensRepo;
+  }
+}
+
+export default fp(
+  async (app) => {
+    app.decorate('joinTokensRepo', createJoinTokensRepo(app.pg));
+  },
+  { name: 'join-tokens-repo', dependencies: ['postgres'] },
+);

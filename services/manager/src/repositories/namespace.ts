@@ -1,0 +1,243 @@
+import fp from 'fastify-plugin';
+import type pg from 'pg';
+import {
+  FreeLoaderError,
+  MORSEL_SIZE,
+  type DatasetState,
+  type DatasetView,
+  type FolderView,
+  type Listing,
+} from '@freeloader/protocol';
+import { withTransaction, type Queryable } from '../db/pool.js';
+import { ROOT_FOLDER_ID, splitPath } from './paths.js';
+import { iso, isoOrNull, isPgError, UNIQUE_VIOLATION } from './rows.js';
+
+interface DatasetRow {
+  id: string;
+  path: string;
+  source_uri: string | null;
+  size_bytes: number;
+  morsel_size: number;
+  etag: string | null;
+  last_modified: string | null;
+  state: DatasetState;
+  cached_bytes: number;
+  error: string | null;
+  created_at: Date;
+  last_access_at: Date | null;
+}
+
+const SELECT_DATASETS = `
+  SELECT d.id, CASE WHEN f.path = '' THEN d.name ELSE f.path || '/' || d.name END AS path,
+         d.source_uri, d.size_bytes, d.morsel_size, d.etag, d.last_modified, d.state,
+         d.cached_bytes, d.error, d.created_at, d.last_access_at
+  FROM datasets d CROSS JOIN LATERAL folder_path(d.folder_id) AS f(path)`;
+
+const toDataset = (r: DatasetRow): DatasetView => ({
+  id: r.id,
+  path: r.path,
+  sourceUri: r.source_uri,
+  sizeBytes: r.size_bytes,
+  morselSize: r.morsel_size,
+  etag: r.etag,
+  lastModified: r.last_modified,
+  state: r.state,
+  cachedBytes: r.cached_bytes,
+  error: r.error,
+  createdAt: iso(r.created_at),
+  lastAccessAt: isoOrNull(r.last_access_at),
+});
+
+export interface NewDataset {
+  /** Full namespace path; missing parent folders are created. */
+  path: string;
+  sourceUri?: string | null;
+  sizeBytes: number;
+  morselSize?: number;
+  etag?: string | null;
+  lastModified?: string | null;
+  state?: DatasetState;
+}
+
+/** The folder id at `names` (walked in one recursive query), or null when any level is missing. */
+async function resolveFolder(db: Queryable, names: readonly string[]): Promise<string | null> {
+  const { rows } = await db.query<{ id: string; depth: number }>(
+    `WITH RECURSIVE walk(id, depth) AS (
+       SELECT $1::uuid, 0
+       UNION ALL
+       SELECT f.id, w.depth + 1 FROM walk w
+       JOIN folders f ON f.parent_id = w.id AND f.name = ($2::text[])[w.depth + 1]
+       WHERE w.depth < cardinality($2::text[]))
+     SELECT id, depth FROM walk ORDER BY depth DESC LIMIT 1`,
+    [ROOT_FOLDER_ID, names],
+  );
+  const deepest = rows[0]!;
+  return deepest.depth === names.length ? deepest.id : null;
+}
+
+async function datasetNamed(db: Queryable, folderId: string, name: string): Promise<boolean> {
+  const { rowCount } = await db.query('SELECT 1 FROM datasets WHERE folder_id = $1 AND name = $2', [
+    folderId,
+    name,
+  ]);
+  return (rowCount ?? 0) > 0;
+}
+
+/** mkdir -p inside a transaction; returns the deepest folder's id. */
+async function ensureFolders(tx: Queryable, names: readonly string[]): Promise<string> {
+  let parent = ROOT_FOLDER_ID;
+  for (const [i, name] of names.entries()) {
+    if (await datasetNamed(tx, parent, name)) {
+      const at = names.slice(0, i + 1).join('/');
+      throw new FreeLoaderError('ALREADY_EXISTS', `"${at}" is a dataset, not a folder`);
+    }
+    const { rows } = await tx.query<{ id: string }>(
+      `WITH ins AS (INSERT INTO folders (parent_id, name) VALUES ($1, $2)
+                    ON CONFLICT (parent_id, name) DO NOTHING RETURNING id)
+       SELECT id FROM ins UNION ALL SELECT id FROM folders WHERE parent_id = $1 AND name = $2`,
+      [parent, name],
+    );
+    // A racing mkdir that committed during our INSERT is invisible to this statement's
+    // snapshot; a fresh statement sees it.
+    const id =
+      rows[0]?.id ??
+      (
+        await tx.query<{ id: string }>(
+          'SELECT id FROM folders WHERE parent_id = $1 AND name = $2',
+          [parent, name],
+        )
+      ).rows[0]!.id;
+    parent = id;
+  }
+  return parent;
+}
+
+/** The namespace: folders and datasets addressed by slash-separated paths. */
+export function createNamespaceRepo(pool: pg.Pool) {
+  return {
+    /** Folders and datasets directly under `path` ('' for the root); FOLDER_NOT_FOUND if none. */
+    async list(path: string | undefined): Promise<Listing> {
+      const names = splitPath(path);
+      const folderId = await resolveFolder(pool, names);
+      if (!folderId) throw new FreeLoaderError('FOLDER_NOT_FOUND', `no folder "${names.join('/')}"`);
+      const [folders, datasets] = await Promise.all([
+        pool.query<{ id: string; path: string; created_at: Date }>(
+          `SELECT id, folder_path(id) AS path, created_at FROM folders
+           WHERE parent_id = $1 ORDER BY name`,
+          [folderId],
+        ),
+        pool.query<DatasetRow>(`${SELECT_DATASETS} WHERE d.folder_id = $1 ORDER BY d.name`, [
+          folderId,
+        ]),
+      ]);
+      return {
+        path: names.join('/'),
+        folders: folders.rows.map((f) => ({ id: f.id, path: f.path, createdAt: iso(f.created_at) })),
+        datasets: datasets.rows.map(toDataset),
+      };
+    },
+
+    /** Create `path` and any missing parents; returns the folder (existing or new). */
+    async mkdirp(path: string): Promise<FolderView> {
+      const names = splitPath(path);
+      const id = await withTransaction(pool, (tx) => ensureFolders(tx, names));
+      const { rows } = await pool.query<{ path: string; created_at: Date }>(
+        'SELECT folder_path(id) AS path, created_at FROM folders WHERE id = $1',
+        [id],
+      );
+      return { id, path: rows[0]!.path, createdAt: iso(rows[0]!.created_at) };
+    },
+
+    /** Register a dataset at `path` (parents created); ALREADY_EXISTS when the name is taken. */
+    async createDataset(input: NewDataset): Promise<DatasetView> {
+      const names = splitPath(input.path);
+      const name = names.pop();
+      if (!name) throw new FreeLoaderError('VALIDATION_FAILED', 'a dataset needs a name');
+      const id = await withTransaction(pool, async (tx) => {
+        const folderId = await ensureFolders(tx, names);
+        const clash = await tx.query('SELECT 1 FROM folders WHERE parent_id = $1 AND name = $2', [
+          folderId,
+          name,
+        ]);
+        if (clash.rowCount) {
+          throw new FreeLoaderError('ALREADY_EXISTS', `"${input.path}" is a folder`);
+        }
+        const { rows } = await tx.query<{ id: string }>(
+          `INSERT INTO datasets (folder_id, name, source_uri, size_bytes, morsel_size, etag,
+                                 last_modified, state)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+          [
+            folderId,
+            name,
+            input.sourceUri ?? null,
+            input.sizeBytes,
+            input.morselSize ?? MORSEL_SIZE,
+            input.etag ?? null,
+            input.lastModified ?? null,
+            input.state ?? 'importing',
+          ],
+        );
+        return rows[0]!.id;
+      }).catch((e: unknown) => {
+        if (isPgError(e, UNIQUE_VIOLATION)) {
+          throw new FreeLoaderError('ALREADY_EXISTS', `dataset "${input.path}" already exists`);
+        }
+        throw e;
+      });
+      return (await this.get(id))!;
+    },
+
+    async get(id: string): Promise<DatasetView | null> {
+      const { rows } = await pool.query<DatasetRow>(`${SELECT_DATASETS} WHERE d.id = $1`, [id]);
+      return rows[0] ? toDataset(rows[0]) : null;
+    },
+
+    async getByPath(path: string): Promise<DatasetView | null> {
+      const names = splitPath(path);
+      const name = names.pop();
+      if (!name) return null;
+      const folderId = await resolveFolder(pool, names);
+      if (!folderId) return null;
+      const { rows } = await pool.query<DatasetRow>(
+        `${SELECT_DATASETS} WHERE d.folder_id = $1 AND d.name = $2`,
+        [folderId, name],
+      );
+      return rows[0] ? toDataset(rows[0]) : null;
+    },
+
+    /** Note a read (for eviction order later). */
+    async touch(id: string): Promise<void> {
+      await pool.query('UPDATE datasets SET last_access_at = now() WHERE id = $1', [id]);
+    },
+
+    /** Move a dataset to `state`; `error` and `cachedBytes` when given. False if it is gone. */
+    async setState(
+      id: string,
+      state: DatasetState,
+      extra: { error?: string | null; cachedBytes?: number } = {},
+    ): Promise<boolean> {
+      const { rowCount } = await pool.query(
+        `UPDATE datasets SET state = $2,
+           error = CASE WHEN $3::boolean THEN $4 ELSE error END,
+           cached_bytes = coalesce($5, cached_bytes)
+         WHERE id = $1`,
+        [id, state, extra.error !== undefined, extra.error ?? null, extra.cachedBytes ?? null],
+      );
+      return rowCount === 1;
+    },
+  };
+}
+export type NamespaceRepo = ReturnType<typeof createNamespaceRepo>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    namespaceRepo: NamespaceRepo;
+  }
+}
+
+export default fp(
+  async (app) => {
+    app.decorate('namespaceRepo', createNamespaceRepo(app.pg));
+  },
+  { name: 'namespace-repo', dependencies: ['postgres'] },
+);

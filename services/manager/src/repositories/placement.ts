@@ -1,0 +1,211 @@
+import fp from 'fastify-plugin';
+import type pg from 'pg';
+import {
+  FreeLoaderError,
+  morselsOfDonor,
+  SHA256_BYTES,
+  type AgentHolding,
+  type Extent,
+} from '@freeloader/protocol';
+import { inTransaction, type Queryable } from '../db/pool.js';
+
+/** Digests per `morsel_hashes` row. */
+export const HASHES_PER_CHUNK = 4096;
+const CHUNK_BYTES = HASHES_PER_CHUNK * SHA256_BYTES;
+
+type Db = pg.Pool | pg.PoolClient;
+
+interface ExtentRow {
+  copy: number;
+  first: number;
+  count: number;
+  unit: number;
+  phase: number;
+  donors: string[];
+}
+
+/** Reject extents that would make `donorOf` wrong: bad numbers or overlaps within a copy. */
+export function checkExtents(extents: readonly Extent[]): void {
+  const byCopy = new Map<number, Extent[]>();
+  for (const e of extents) {
+    const ints = [e.copy, e.first, e.count, e.unit, e.phase];
+    if (!ints.every(Number.isSafeInteger) || e.copy < 0 || e.first < 0 || e.phase < 0) {
+      throw new FreeLoaderError('VALIDATION_FAILED', 'extent numbers must be integers >= 0');
+    }
+    if (e.count < 1 || e.unit < 1 || e.donors.length === 0) {
+      throw new FreeLoaderError('VALIDATION_FAILED', 'an extent needs count, unit and donors');
+    }
+    byCopy.set(e.copy, [...(byCopy.get(e.copy) ?? []), e]);
+  }
+  for (const [copy, list] of byCopy) {
+    list.sort((a, b) => a.first - b.first);
+    for (let i = 1; i < list.length; i++) {
+      const prev = list[i - 1]!;
+      if (list[i]!.first < prev.first + prev.count) {
+        throw new FreeLoaderError('VALIDATION_FAILED', `extents of copy ${copy} overlap`);
+      }
+    }
+  }
+}
+
+/**
+ * Replace a dataset's placement with `extents`, atomically.
+ *
+ * @example await setPlacement(pool, datasetId, [{ copy: 0, first: 0, count: 10, unit: 1, phase: 0, donors: [a, b] }])
+ */
+export async function setPlacement(
+  db: Db,
+  datasetId: string,
+  extents: readonly Extent[],
+): Promise<void> {
+  checkExtents(extents);
+  await inTransaction(db, async (tx) => {
+    await tx.query('DELETE FROM placement_extents WHERE dataset_id = $1', [datasetId]);
+    if (extents.length === 0) return;
+    await tx.query(
+      `INSERT INTO placement_extents (dataset_id, copy, first, count, unit, phase, donors)
+       SELECT $1, e.copy, e.first, e.count, e.unit, e.phase,
+              ARRAY(SELECT jsonb_array_elements_text(e.donors))::uuid[]
+       FROM jsonb_to_recordset($2::jsonb)
+         AS e(copy int, first bigint, count bigint, unit int, phase int, donors jsonb)`,
+      [datasetId, JSON.stringify(extents)],
+    );
+  });
+}
+
+/** A dataset's extents, ordered by copy then first morsel. */
+export async function getPlacement(db: Queryable, datasetId: string): Promise<Extent[]> {
+  const { rows } = await db.query<ExtentRow>(
+    `SELECT copy, first, count, unit, phase, donors::text[] AS donors FROM placement_extents
+     WHERE dataset_id = $1 ORDER BY copy, first`,
+    [datasetId],
+  );
+  return rows.map((r) => ({ ...r }));
+}
+
+/**
+ * Store SHA-256 digests for morsels [first, first + hashes.length / 32), merging into the
+ * 4096-digest rows; digests not yet known read back as zeros.
+ */
+export async function putHashes(
+  db: Db,
+  datasetId: string,
+  first: number,
+  hashes: Buffer,
+): Promise<void> {
+  if (hashes.length % SHA256_BYTES !== 0 || !Number.isSafeInteger(first) || first < 0) {
+    throw new FreeLoaderError('VALIDATION_FAILED', 'hashes must be whole SHA-256 digests');
+  }
+  const count = hashes.length / SHA256_BYTES;
+  if (count === 0) return;
+  const firstChunk = Math.floor(first / HASHES_PER_CHUNK);
+  const lastChunk = Math.floor((first + count - 1) / HASHES_PER_CHUNK);
+  await inTransaction(db, async (tx) => {
+    const { rows } = await tx.query<{ chunk: number; hashes: Buffer }>(
+      `SELECT chunk, hashes FROM morsel_hashes WHERE dataset_id = $1 AND chunk BETWEEN $2 AND $3
+       FOR UPDATE`,
+      [datasetId, firstChunk, lastChunk],
+    );
+    const existing = new Map(rows.map((r) => [r.chunk, r.hashes]));
+    for (let chunk = firstChunk; chunk <= lastChunk; chunk++) {
+      const chunkStart = chunk * HASHES_PER_CHUNK;
+      const from = Math.max(first, chunkStart);
+      const to = Math.min(first + count, chunkStart + HASHES_PER_CHUNK);
+      const old = existing.get(chunk) ?? Buffer.alloc(0);
+      const merged = Buffer.alloc(Math.max(old.length, (to - chunkStart) * SHA256_BYTES));
+      old.copy(merged);
+      hashes.copy(
+        merged,
+        (from - chunkStart) * SHA256_BYTES,
+        (from - first) * SHA256_BYTES,
+        (to - first) * SHA256_BYTES,
+      );
+      await tx.query(
+        `INSERT INTO morsel_hashes (dataset_id, chunk, hashes) VALUES ($1, $2, $3)
+         ON CONFLICT (dataset_id, chunk) DO UPDATE SET hashes = EXCLUDED.hashes`,
+        [datasetId, chunk, merged],
+      );
+    }
+  });
+}
+
+/** Digests of morsels [from, from + count) (all known ones by default), 32 bytes each. */
+export async function getHashes(
+  db: Queryable,
+  datasetId: string,
+  from = 0,
+  count?: number,
+): Promise<Buffer> {
+  const { rows } = await db.query<{ chunk: number; hashes: Buffer }>(
+    'SELECT chunk, hashes FROM morsel_hashes WHERE dataset_id = $1 ORDER BY chunk',
+    [datasetId],
+  );
+  const last = rows.at(-1);
+  const known = last ? last.chunk * CHUNK_BYTES + last.hashes.length : 0;
+  const all = Buffer.alloc(known);
+  for (const r of rows) r.hashes.copy(all, r.chunk * CHUNK_BYTES);
+  const start = from * SHA256_BYTES;
+  const end = count === undefined ? all.length : Math.min(all.length, start + count * SHA256_BYTES);
+  return all.subarray(Math.min(start, all.length), end);
+}
+
+/** Every donor named by a dataset's placement. */
+export async function donorsOfDataset(db: Queryable, datasetId: string): Promise<string[]> {
+  const { rows } = await db.query<{ donor: string }>(
+    `SELECT DISTINCT unnest(donors)::text AS donor FROM placement_extents WHERE dataset_id = $1`,
+    [datasetId],
+  );
+  return rows.map((r) => r.donor);
+}
+
+/** What placement says `agentId` holds, per dataset (datasets being deleted left out). */
+export async function holdingsOf(db: Queryable, agentId: string): Promise<AgentHolding[]> {
+  const { rows } = await db.query<ExtentRow & { dataset_id: string; morsel_size: number }>(
+    `SELECT e.dataset_id, d.morsel_size, e.copy, e.first, e.count, e.unit, e.phase,
+            e.donors::text[] AS donors
+     FROM placement_extents e JOIN datasets d ON d.id = e.dataset_id
+     WHERE $1::uuid = ANY(e.donors) AND d.state <> 'deleting'
+     ORDER BY e.dataset_id, e.first`,
+    [agentId],
+  );
+  const byDataset = new Map<string, { morselSize: number; morsels: Set<number> }>();
+  for (const r of rows) {
+    const entry = byDataset.get(r.dataset_id) ?? { morselSize: r.morsel_size, morsels: new Set() };
+    for (const m of morselsOfDonor(r, agentId)) entry.morsels.add(m);
+    byDataset.set(r.dataset_id, entry);
+  }
+  return [...byDataset].map(([datasetId, e]) => ({
+    datasetId,
+    morselSize: e.morselSize,
+    morsels: [...e.morsels].sort((a, b) => a - b),
+  }));
+}
+
+/** The placement helpers bound to one pool, as `app.placementRepo`. */
+export function createPlacementRepo(pool: pg.Pool) {
+  return {
+    setPlacement: (datasetId: string, extents: readonly Extent[]) =>
+      setPlacement(pool, datasetId, extents),
+    getPlacement: (datasetId: string) => getPlacement(pool, datasetId),
+    putHashes: (datasetId: string, first: number, hashes: Buffer) =>
+      putHashes(pool, datasetId, first, hashes),
+    getHashes: (datasetId: string, from?: number, count?: number) =>
+      getHashes(pool, datasetId, from, count),
+    donorsOfDataset: (datasetId: string) => donorsOfDataset(pool, datasetId),
+    holdingsOf: (agentId: string) => holdingsOf(pool, agentId),
+  };
+}
+export type PlacementRepo = ReturnType<typeof createPlacementRepo>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    placementRepo: PlacementRepo;
+  }
+}
+
+export default fp(
+  async (app) => {
+    app.decorate('placementRepo', createPlacementRepo(app.pg));
+  },
+  { name: 'placement-repo', dependencies: ['postgres'] },
+);

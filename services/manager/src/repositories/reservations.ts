@@ -1,0 +1,205 @@
+import fp from 'fastify-plugin';
+import type pg from 'pg';
+import {
+  formatSize,
+  FreeLoaderError,
+  RESERVATION_TTL_S,
+  type ReservationRequest,
+  type ReservationView,
+} from '@freeloader/protocol';
+import { withTransaction, type Queryable } from '../db/pool.js';
+import { iso } from './rows.js';
+
+interface ReservationRow {
+  id: string;
+  agent_id: string;
+  dataset_id: string | null;
+  bytes: number;
+  state: ReservationView['state'];
+  expires_at: Date;
+  lapsed: boolean;
+}
+
+const COLUMNS = 'id, agent_id, dataset_id, bytes, state, expires_at, expires_at <= now() AS lapsed';
+
+const toView = (r: ReservationRow): ReservationView => ({
+  id: r.id,
+  agentId: r.agent_id,
+  datasetId: r.dataset_id,
+  bytes: r.bytes,
+  state: r.state,
+  expiresAt: iso(r.expires_at),
+});
+
+/** Mark lapsed active reservations expired (all agents, or one). Returns how many. */
+export async function sweepExpiredReservations(db: Queryable, agentId?: string): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE reservations SET state = 'expired', updated_at = now()
+     WHERE state = 'active' AND expires_at <= now() AND ($1::uuid IS NULL OR agent_id = $1)`,
+    [agentId ?? null],
+  );
+  return rowCount ?? 0;
+}
+
+/**
+ * Space reservations on agents. `reserve` locks the agent row, so concurrent reservations on one
+ * agent are serialised: of two racing for the last free bytes exactly one is admitted.
+ * Committing moves the bytes into the agent's `used_bytes`; releasing a committed reservation
+ * gives them back.
+ */
+export function createReservationsRepo(pool: pg.Pool) {
+  /** Load one reservation FOR UPDATE, checking its owner when given. */
+  async function lockOne(tx: Queryable, id: string, owner?: string): Promise<ReservationRow> {
+    const { rows } = await tx.query<ReservationRow>(
+      `SELECT ${COLUMNS} FROM reservations WHERE id = $1 FOR UPDATE`,
+      [id],
+    );
+    const row = rows[0];
+    if (!row || (owner !== undefined && row.agent_id !== owner)) {
+      throw new FreeLoaderError('RESERVATION_NOT_FOUND', `no reservation ${id}`);
+    }
+    return row;
+  }
+
+  return {
+    /** Admit `bytes` on an agent if quota − used − active reservations allows; else NO_SPACE. */
+    async reserve(req: ReservationRequest): Promise<ReservationView> {
+      return withTransaction(pool, async (tx) => {
+        const { rows } = await tx.query<{
+          quota_bytes: number;
+          used_bytes: number;
+          revoked: boolean;
+          bandwidth_only: boolean;
+        }>(
+          `SELECT quota_bytes, used_bytes, revoked_at IS NOT NULL AS revoked, bandwidth_only
+           FROM agents WHERE id = $1`,
+          [req.agentId],
+        );
+        const agent = rows[0];
+        if (!agent || agent.revoked) {
+          throw new FreeLoaderError('AGENT_NOT_FOUND', `no agent ${req.agentId}`);
+        }
+        await sweepExpiredReservations(tx, req.agentId);
+        const held = await tx.query<{ bytes: number }>(
+          `SELECT coalesce(sum(bytes), 0)::bigint AS bytes FROM reservations
+           WHERE agent_id = $1 AND state = 'active'`,
+          [req.agentId],
+        );
+        const free = agent.bandwidth_only
+          ? 0
+          : agent.quota_bytes - agent.used_bytes - held.rows[0]!.bytes;
+        if (free < req.bytes) {
+          throw new FreeLoaderError(
+            'NO_SPACE',
+            `agent cannot hold ${formatSize(req.bytes)} (${formatSize(Math.max(0, free))} free)`,
+            { freeBytes: Math.max(0, free) },
+          );
+        }
+        const inserted = await tx.query<ReservationRow>(
+          `INSERT INTO reservations (agent_id, dataset_id, bytes, expires_at)
+           VALUES ($1, $2, $3, now() + make_interval(secs => $4)) RETURNING ${COLUMNS}`,
+          [req.agentId, req.datasetId ?? null, req.bytes, req.ttlSeconds ?? RESERVATION_TTL_S],
+        );
+        return toView(inserted.rows[0]!);
+      });
+    },
+
+    /**
+     * Turn an active reservation into used space. Idempotent once committed; RESERVATION_EXPIRED
+     * when it lapsed first, CONFLICT when it was released. `owner` restricts to one agent's.
+     */
+    async commit(id: string, owner?: string): Promise<ReservationView> {
+      const outcome = await withTransaction(pool, async (tx) => {
+        const row = await lockOne(tx, id, owner);
+        if (row.state === 'committed') return toView(row);
+        if (row.state === 'active' && !row.lapsed) {
+          await tx.query('UPDATE agents SET used_bytes = used_bytes + $2 WHERE id = $1', [
+            row.agent_id,
+            row.bytes,
+          ]);
+          const { rows } = await tx.query<ReservationRow>(
+            `UPDATE reservations SET state = 'committed', updated_at = now() WHERE id = $1
+             RETURNING ${COLUMNS}`,
+            [id],
+          );
+          return toView(rows[0]!);
+        }
+        if (row.state === 'active') {
+          await tx.query(
+            `UPDATE reservations SET state = 'expired', updated_at = now() WHERE id = $1`,
+            [id],
+          );
+        }
+        return row.state === 'released' ? 'released' : 'expired';
+      });
+      if (outcome === 'released') {
+        throw new FreeLoaderError('CONFLICT', `reservation ${id} was released`);
+      }
+      if (outcome === 'expired') {
+        throw new FreeLoaderError('RESERVATION_EXPIRED', `reservation ${id} expired before commit`);
+      }
+      return outcome;
+    },
+
+    /** Give the space back (active or committed); idempotent for released/expired ones. */
+    async release(id: string, owner?: string): Promise<ReservationView> {
+      return withTransaction(pool, async (tx) => {
+        const row = await lockOne(tx, id, owner);
+        if (row.state === 'released' || row.state === 'expired') return toView(row);
+        if (row.state === 'committed') {
+          await tx.query(
+            'UPDATE agents SET used_bytes = greatest(0, used_bytes - $2) WHERE id = $1',
+            [row.agent_id, row.bytes],
+          );
+        }
+        const { rows } = await tx.query<ReservationRow>(
+          `UPDATE reservations SET state = 'released', updated_at = now() WHERE id = $1
+           RETURNING ${COLUMNS}`,
+          [id],
+        );
+        return toView(rows[0]!);
+      });
+    },
+
+    /** Release every reservation of a dataset (its deletion): committed bytes go back. */
+    async releaseDataset(tx: Queryable, datasetId: string): Promise<void> {
+      // Agents first, in id order, as `reserve` locks the agent before any reservation row.
+      await tx.query(
+        `SELECT 1 FROM agents WHERE id IN (
+           SELECT agent_id FROM reservations
+           WHERE dataset_id = $1 AND state IN ('active', 'committed'))
+         ORDER BY id FOR UPDATE`,
+        [datasetId],
+      );
+      await tx.query(
+        `WITH old AS (
+           SELECT id, agent_id, bytes, state FROM reservations
+           WHERE dataset_id = $1 AND state IN ('active', 'committed') FOR UPDATE),
+         released AS (
+           UPDATE reservations r SET state = 'released', updated_at = now()
+           FROM old WHERE r.id = old.id)
+         UPDATE agents a SET used_bytes = greatest(0, a.used_bytes - s.bytes)
+         FROM (SELECT agent_id, sum(bytes)::bigint AS bytes FROM old
+               WHERE state = 'committed' GROUP BY agent_id) s
+         WHERE a.id = s.agent_id`,
+        [datasetId],
+      );
+    },
+
+    sweepExpired: () => sweepExpiredReservations(pool),
+  };
+}
+export type ReservationsRepo = ReturnType<typeof createReservationsRepo>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    reservationsRepo: ReservationsRepo;
+  }
+}
+
+export default fp(
+  async (app) => {
+    app.decorate('reservationsRepo', createReservationsRepo(app.pg));
+  },
+  { name: 'reservations-repo', dependencies: ['postgres'] },
+);

@@ -1,0 +1,140 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import {
+  AgentHoldings,
+  AgentView,
+  EnrollRequest,
+  EnrollResponse,
+  ErrorBodySchema as E,
+  FreeLoaderError,
+  Heartbeat,
+  HeartbeatResponse,
+  IdParams,
+  Ok,
+} from '@freeloader/protocol';
+import { requireAgent, requireUser } from '../auth/guards.js';
+import type { AgentRecord } from '../repositories/agents.js';
+import type { SoftState } from '../soft-state.js';
+
+/** An agent as the console sees it: database facts merged with in-memory soft state. */
+export function agentView(a: AgentRecord, soft: SoftState): AgentView {
+  const hb = soft.heartbeatOf(a.id);
+  const throttle = hb?.throttle ?? a.throttle ?? undefined;
+  return {
+    id: a.id,
+    name: a.name,
+    url: hb?.url ?? a.url,
+    state: a.revokedAt ? 'revoked' : soft.stateOf(a.id),
+    bandwidthOnly: a.bandwidthOnly,
+    quotaBytes: hb?.quotaBytes ?? a.quotaBytes,
+    usedBytes: a.usedBytes,
+    freeBytes: hb?.freeBytes ?? a.freeBytes,
+    reservedBytes: a.reservedBytes,
+    servingRate: hb?.servingRate ?? a.servingRate,
+    ...(throttle ? { throttle: throttle as AgentView['throttle'] } : {}),
+    lastHeartbeatAgoMs: soft.lastSeenAgoMs(a.id),
+    enrolledAt: a.enrolledAt.toISOString(),
+  };
+}
+
+/** Enrollment, heartbeats, the donor list, revocation and startup reconciliation. */
+const agents: FastifyPluginAsyncTypebox = async (app) => {
+  app.post(
+    '/agents/enroll',
+    {
+      schema: {
+        tags: ['agents'],
+        summary: 'Enroll an agent with a join token',
+        body: EnrollRequest,
+        response: { 201: EnrollResponse, 400: E, 401: E },
+      },
+    },
+    async (req, reply) => {
+      const { agentId, credential } = await app.agentsRepo.enroll(req.body);
+      app.softState.record(agentId);
+      req.log.info({ agentId, name: req.body.name }, 'agent enrolled');
+      return reply.status(201).send({
+        agentId,
+        credential,
+        managerPublicKey: app.signingKeys.publicKeyPem,
+        heartbeatIntervalMs: app.config.heartbeatIntervalMs,
+      });
+    },
+  );
+
+  app.post(
+    '/agents/heartbeat',
+    {
+      // Every agent, every few seconds: keep the access log for problems only.
+      logLevel: 'warn',
+      preHandler: requireAgent,
+      schema: {
+        tags: ['agents'],
+        summary: 'Soft state from an agent',
+        body: Heartbeat,
+        response: { 200: HeartbeatResponse, 400: E, 401: E, 403: E },
+      },
+    },
+    async (req) => {
+      const agentId = req.agent!.id;
+      const previousUrl = app.softState.heartbeatOf(agentId)?.url;
+      app.softState.record(agentId, req.body);
+      if (req.body.url && req.body.url !== previousUrl) {
+        await app.agentsRepo.updateUrl(agentId, req.body.url);
+      }
+      return {
+        heartbeatIntervalMs: app.config.heartbeatIntervalMs,
+        jobsPending: await app.jobsRepo.hasPending(agentId),
+      };
+    },
+  );
+
+  app.get(
+    '/agents',
+    {
+      preHandler: requireUser('admin'),
+      schema: {
+        tags: ['agents'],
+        summary: 'Donors with live/stale/dead state and reserved bytes',
+        response: { 200: Type.Array(AgentView), 401: E, 403: E },
+      },
+    },
+    async () => (await app.agentsRepo.list()).map((a) => agentView(a, app.softState)),
+  );
+
+  app.get(
+    '/agents/me/datasets',
+    {
+      preHandler: requireAgent,
+      schema: {
+        tags: ['agents'],
+        summary: 'What placement says the calling agent holds (startup reconciliation)',
+        response: { 200: AgentHoldings, 401: E, 403: E },
+      },
+    },
+    async (req) => ({ datasets: await app.placementRepo.holdingsOf(req.agent!.id) }),
+  );
+
+  app.delete(
+    '/agents/:id',
+    {
+      preHandler: requireUser('admin'),
+      schema: {
+        tags: ['agents'],
+        summary: 'Revoke an agent: its credential stops working at once',
+        params: IdParams,
+        response: { 200: Ok, 400: E, 401: E, 403: E, 404: E },
+      },
+    },
+    async (req) => {
+      const { id } = req.params;
+      if (!(await app.agentsRepo.revoke(id))) {
+        throw new FreeLoaderError('AGENT_NOT_FOUND', `no agent ${id}`);
+      }
+      app.softState.forget(id);
+      app.events.publish({ type: 'agent', agentId: id, state: 'revoked' });
+      return { ok: true as const };
+    },
+  );
+};
+export default agents;

@@ -1,0 +1,117 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import {
+  CAPABILITY_TTL_S,
+  DatasetDeleted,
+  DatasetMap,
+  DatasetView,
+  ErrorBodySchema as E,
+  FreeLoaderError,
+  IdParams,
+  PathQuery,
+  signCapability,
+  type AgentState,
+} from '@freeloader/protocol';
+import { principalOf, requireUser, requireUserOrAgent } from '../auth/guards.js';
+import { deleteDataset } from '../dataset-lifecycle.js';
+
+/** Dataset views, the read map (extents, donors, hashes, capability) and deletion. */
+const datasets: FastifyPluginAsyncTypebox = async (app) => {
+  async function mustGet(id: string): Promise<DatasetView> {
+    const dataset = await app.namespaceRepo.get(id);
+    if (!dataset) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${id}`);
+    return dataset;
+  }
+
+  app.get(
+    '/datasets/by-path',
+    {
+      preHandler: requireUser(),
+      schema: {
+        tags: ['datasets'],
+        summary: 'A dataset by its namespace path',
+        querystring: PathQuery,
+        response: { 200: DatasetView, 400: E, 401: E, 404: E },
+      },
+    },
+    async (req) => {
+      const dataset = await app.namespaceRepo.getByPath(req.query.path);
+      if (!dataset) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset "${req.query.path}"`);
+      return dataset;
+    },
+  );
+
+  app.get(
+    '/datasets/:id',
+    {
+      preHandler: requireUser(),
+      schema: {
+        tags: ['datasets'],
+        summary: 'A dataset by id',
+        params: IdParams,
+        response: { 200: DatasetView, 400: E, 401: E, 404: E },
+      },
+    },
+    async (req) => mustGet(req.params.id),
+  );
+
+  app.get(
+    '/datasets/:id/map',
+    {
+      preHandler: requireUserOrAgent,
+      schema: {
+        tags: ['datasets'],
+        summary: 'Where every morsel lives, its hash, and a signed read capability',
+        params: IdParams,
+        response: { 200: DatasetMap, 400: E, 401: E, 403: E, 404: E },
+      },
+    },
+    async (req) => {
+      const dataset = await mustGet(req.params.id);
+      if (dataset.state === 'deleting') {
+        throw new FreeLoaderError('DATASET_NOT_FOUND', `dataset ${dataset.id} is being deleted`);
+      }
+      const [extents, hashes] = await Promise.all([
+        app.placementRepo.getPlacement(dataset.id),
+        app.placementRepo.getHashes(dataset.id),
+      ]);
+      const donorIds = [...new Set(extents.flatMap((e) => e.donors))];
+      const agents = await app.agentsRepo.getMany(donorIds);
+      const donors = agents.map((a) => {
+        const state: AgentState = a.revokedAt ? 'revoked' : app.softState.stateOf(a.id);
+        const url = app.softState.heartbeatOf(a.id)?.url ?? a.url;
+        return { id: a.id, url, state, usable: state === 'live' };
+      });
+      const exp = Math.floor(Date.now() / 1000) + CAPABILITY_TTL_S;
+      const capability = signCapability(app.signingKeys.privateKey, {
+        ds: dataset.id,
+        ops: ['read'],
+        sub: principalOf(req),
+        exp,
+      });
+      await app.namespaceRepo.touch(dataset.id);
+      return {
+        dataset,
+        extents,
+        donors,
+        hashes: hashes.toString('hex'),
+        capability,
+        capabilityExpiresAt: new Date(exp * 1000).toISOString(),
+      };
+    },
+  );
+
+  app.delete(
+    '/datasets/:id',
+    {
+      preHandler: requireUser(),
+      schema: {
+        tags: ['datasets'],
+        summary: 'Delete a dataset: donors drop its morsels, then it is gone',
+        params: IdParams,
+        response: { 200: DatasetDeleted, 400: E, 401: E, 404: E },
+      },
+    },
+    async (req) => ({ ok: true as const, ...(await deleteDataset(app, req.params.id)) }),
+  );
+};
+export default datasets;

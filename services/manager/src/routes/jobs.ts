@@ -1,0 +1,92 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import {
+  ErrorBodySchema as E,
+  IdParams,
+  JobClaimRequest,
+  JobClaimResponse,
+  JobFinish,
+  JobProgress,
+  JobView,
+  Ok,
+  type TransferView,
+} from '@freeloader/protocol';
+import { requireAgent } from '../auth/guards.js';
+import { onJobFinished } from '../dataset-lifecycle.js';
+
+/** The agent side of the job queue: claim, report progress, finish. */
+const jobs: FastifyPluginAsyncTypebox = async (app) => {
+  const publish = (t: TransferView): void => {
+    app.events.publish({
+      type: 'transfer',
+      jobId: t.jobId,
+      datasetId: t.datasetId,
+      agentId: t.agentId,
+      state: t.state,
+      doneBytes: t.doneBytes,
+      totalBytes: t.totalBytes,
+      rate: t.rate,
+      error: t.error,
+    });
+  };
+
+  app.post(
+    '/jobs/claim',
+    {
+      preHandler: requireAgent,
+      schema: {
+        tags: ['jobs'],
+        summary: 'Claim queued jobs for the calling agent (never two claimers for one job)',
+        body: Type.Optional(JobClaimRequest),
+        response: { 200: JobClaimResponse, 400: E, 401: E, 403: E },
+      },
+    },
+    async (req) => {
+      const claimed = await app.jobsRepo.claim(req.agent!.id, {
+        kinds: req.body?.kinds,
+        max: req.body?.max,
+      });
+      for (const job of claimed) publish({ ...job, jobId: job.id, rate: 0 });
+      return { jobs: claimed };
+    },
+  );
+
+  app.post(
+    '/jobs/:id/progress',
+    {
+      preHandler: requireAgent,
+      schema: {
+        tags: ['jobs'],
+        summary: 'Report bytes done on a running job',
+        params: IdParams,
+        body: JobProgress,
+        response: { 200: Ok, 400: E, 401: E, 403: E, 404: E, 409: E },
+      },
+    },
+    async (req) => {
+      publish(await app.jobsRepo.progress(req.params.id, req.agent!.id, req.body));
+      return { ok: true as const };
+    },
+  );
+
+  app.post(
+    '/jobs/:id/finish',
+    {
+      preHandler: requireAgent,
+      schema: {
+        tags: ['jobs'],
+        summary: 'Finish a running job as done or failed',
+        params: IdParams,
+        body: JobFinish,
+        response: { 200: JobView, 400: E, 401: E, 403: E, 404: E, 409: E },
+      },
+    },
+    async (req) => {
+      const job = await app.jobsRepo.finish(req.params.id, req.agent!.id, req.body);
+      publish({ ...job, jobId: job.id, rate: 0 });
+      await onJobFinished(app, job);
+      return job;
+    },
+  );
+};
+export default jobs;

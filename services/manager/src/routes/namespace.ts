@@ -1,0 +1,35 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ErrorBodySchema as E, FolderCreate, FolderView, Listing, ListQuery } from '@freeloader/protocol';
+import { requireUser } from '../auth/guards.js';
+
+/** Browse the namespace and make folders. */
+const namespace: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/namespace',
+    {
+      preHandler: requireUser(),
+      schema: {
+        tags: ['namespace'],
+        summary: 'Folders and datasets directly under a folder (the root by default)',
+        querystring: ListQuery,
+        response: { 200: Listing, 400: E, 401: E, 404: E },
+      },
+    },
+    async (req) => app.namespaceRepo.list(req.query.path),
+  );
+
+  app.post(
+    '/folders',
+    {
+      preHandler: requireUser(),
+      schema: {
+        tags: ['namespace'],
+        summary: 'Create a folder and any missing parents (mkdir -p)',
+        body: FolderCreate,
+        response: { 201: FolderView, 400: E, 401: E, 409: E },
+      },
+    },
+    async (req, reply) => reply.status(201).send(await app.namespaceRepo.mkdirp(req.body.path)),
+  );
+};
+export default namespace;

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import type { FreeLoaderEvent, Heartbeat } from '@freeloader/protocol';
+import { EventBus } from './events.js';
+import { SoftState } from './soft-state.js';
+
+const A = '11111111-1111-4111-8111-111111111111';
+const hb: Heartbeat = { quotaBytes: 100, usedBytes: 10, freeBytes: 90, servingRate: 5 };
+
+function setup() {
+  let now = 1_000;
+  const bus = new EventBus();
+  const events: FreeLoaderEvent[] = [];
+  bus.subscribe((e) => events.push(e));
+  const soft = new SoftState({ staleAfterMs: 100, deadAfterMs: 1_000, clock: () => now, bus });
+  return { soft, events, advance: (ms: number) => (now += ms) };
+}
+
+describe('SoftState', () => {
+  it.each([
+    [0, 'live'],
+    [99, 'live'],
+    [100, 'stale'],
+    [999, 'stale'],
+    [1_000, 'dead'],
+    [50_000, 'dead'],
+  ] as const)('%i ms after a heartbeat an agent is %s', (ms, state) => {
+    const { soft, advance } = setup();
+    soft.record(A, hb);
+    advance(ms);
+    expect(soft.stateOf(A)).toBe(state);
+    expect(soft.lastSeenAgoMs(A)).toBe(ms);
+  });
+
+  it('announces live → stale → dead once each, and live again on a heartbeat', () => {
+    const { soft, events, advance } = setup();
+    soft.record(A, hb);
+    soft.record(A, hb);
+    expect(soft.sweep()).toEqual([]);
+    advance(150);
+    expect(soft.sweep()).toEqual([{ agentId: A, state: 'stale' }]);
+    expect(soft.sweep()).toEqual([]);
+    advance(1_000);
+    expect(soft.sweep()).toEqual([{ agentId: A, state: 'dead' }]);
+    soft.record(A, hb);
+    expect(events.map((e) => (e.type === 'agent' ? e.state : e.type))).toEqual([
+      'live',
+      'stale',
+      'dead',
+      'live',
+    ]);
+  });
+
+  it('treats an agent unseen since start as stale, then dead', () => {
+    const { soft, advance } = setup();
+    expect(soft.stateOf(A)).toBe('stale');
+    expect(soft.lastSeenAgoMs(A)).toBeNull();
+    advance(900);
+    expect(soft.stateOf(A)).toBe('dead');
+  });
+
+  it('hands out each sighting once for the flush, and again after a failed write', () => {
+    const { soft } = setup();
+    soft.record(A, hb);
+    const rows = soft.takeDirty();
+    expect(rows).toEqual([{ agentId: A, seenAt: expect.any(Date), heartbeat: hb }]);
+    expect(soft.takeDirty()).toEqual([]);
+    soft.markDirty(rows);
+    expect(soft.takeDirty()).toHaveLength(1);
+  });
+
+  it('forgets revoked agents', () => {
+    const { soft } = setup();
+    soft.record(A, hb);
+    soft.forget(A);
+    expect(soft.heartbeatOf(A)).toBeUndefined();
+    expect(soft.takeDirty()).toEqual([]);
+  });
+});

@@ -1,0 +1,69 @@
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type BuildOptions } from './app.js';
+import { ensureFirstAdmin } from './bootstrap.js';
+import { loadConfig, type Config } from './config.js';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
+
+export interface RunningManager {
+  /** Base URL, e.g. `http://127.0.0.1:7400`. */
+  url: string;
+  app: FastifyInstance;
+  /** The first admin's password, only on the start that created it. */
+  adminPassword: string | null;
+  config: Config;
+  /** Stop the HTTP server, the pool and the embedded PostgreSQL (if started here). Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Start a manager: configuration from the environment plus `overrides`; an embedded PostgreSQL
+ * under `$FREELOADER_HOME/manager/pgdata` when no DATABASE_URL is set; listen; and at first
+ * start create the admin user.
+ *
+ * @example
+ *   const m = await startManager({ port: 0, home: '/tmp/fl' });
+ *   console.log(m.url, m.adminPassword);
+ *   await m.close();
+ */
+export async function startManager(
+  overrides: Partial<Config> = {},
+  opts: BuildOptions = {},
+): Promise<RunningManager> {
+  let config = loadConfig(process.env, overrides);
+  let embedded: EmbeddedPostgresHandle | undefined;
+  let app: FastifyInstance | undefined;
+  try {
+    if (!config.databaseUrl) {
+      embedded = await startEmbeddedPostgres({
+        dataDir: join(config.home, 'manager', 'pgdata'),
+        port: config.embeddedPgPort,
+        ownedRoot: config.home,
+      });
+      config = { ...config, databaseUrl: embedded.url };
+    }
+    app = await buildApp(config, opts);
+    const adminPassword = await ensureFirstAdmin(app);
+    await app.listen({ host: config.host, port: config.port });
+    const { port } = app.server.address() as AddressInfo;
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    let closing: Promise<void> | undefined;
+    const running = app;
+    return {
+      url: `http://${host}:${port}`,
+      app,
+      adminPassword,
+      config,
+      close: () =>
+        (closing ??= (async () => {
+          await running.close();
+          await embedded?.stop();
+        })()),
+    };
+  } catch (e) {
+    await app?.close().catch(() => undefined);
+    await embedded?.stop().catch(() => undefined);
+    throw e;
+  }
+}
