@@ -29,7 +29,7 @@ import { exec, LOOPBACK } from './processes.js';
 export async function curlRead(host, url, opts = {}) {
   const fmt = '%{http_code} %{size_download} %{time_total} %{speed_download}';
   const { stdout } = await exec(host, 'curl', ['-sS', '--fail', '-o', '/dev/null', '-w', fmt, url]);
-  const [code, size, time, speed] = stdout.trim().split(' ').map(Number);
+  const [code, size = NaN, time = NaN, speed = NaN] = stdout.trim().split(' ').map(Number);
   if (code !== 200) throw new Error(`curl ${url}: HTTP ${code}`);
   if (opts.expectBytes !== undefined && size !== opts.expectBytes) {
     throw new Error(`curl ${url}: got ${size} bytes, expected ${opts.expectBytes}`);
@@ -69,7 +69,9 @@ export async function aria2Read(host, mirrors, dataset, outDir) {
   try {
     const got = await fileDigest(out);
     if (got.bytes !== dataset.bytes || got.sha256 !== dataset.sha256) {
-      throw new Error(`aria2c: downloaded ${got.bytes} bytes with sha256 ${got.sha256}, expected ${dataset.sha256}`);
+      throw new Error(
+        `aria2c: downloaded ${got.bytes} bytes with sha256 ${got.sha256}, expected ${dataset.sha256}`,
+      );
     }
   } finally {
     await rm(out, { force: true });

@@ -36,7 +36,8 @@ export async function makeDataset(dir, bytes) {
   for (let left = bytes; left > 0; left -= CHUNK) {
     const block = cipher.update(left >= CHUNK ? zeros : zeros.subarray(0, left));
     hash.update(block);
-    if (!out.write(block)) await new Promise((resolve) => out.once('drain', resolve));
+    if (!out.write(block))
+      await new Promise((resolve) => out.once('drain', () => resolve(undefined)));
   }
   out.end();
   await finished(out);

@@ -26,8 +26,8 @@ export function inNamespace(ns, cmd, args) {
 export function listNamespaces(prefix = NS_PREFIX) {
   return runSync('ip', ['netns', 'list'], { allowFail: true })
     .split('\n')
-    .map((line) => line.split(' ')[0])
-    .filter((name) => name && name.startsWith(prefix));
+    .map((line) => line.split(' ')[0] ?? '')
+    .filter((name) => name.startsWith(prefix));
 }
 
 /**

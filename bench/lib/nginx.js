@@ -61,10 +61,19 @@ export async function startNginx(host, opts) {
   const dir = opts.workDir;
   await mkdir(dir, { recursive: true });
   const conf = join(dir, 'nginx.conf');
-  await writeFile(conf, nginxConf({ dir, root: opts.root, ip: host.ip, port, limitRate: opts.limitRate }));
+  await writeFile(
+    conf,
+    nginxConf({ dir, root: opts.root, ip: host.ip, port, limitRate: opts.limitRate }),
+  );
   const logPath = join(dir, 'stderr.log');
-  const proc = spawnLogged(host, 'nginx', ['-c', conf, '-p', dir, '-g', 'daemon off;'], { logPath });
-  await waitForPort(host, host.ip, port, { what: `nginx on ${host.name}`, logPath, timeoutMs: 10000 });
+  const proc = spawnLogged(host, 'nginx', ['-c', conf, '-p', dir, '-g', 'daemon off;'], {
+    logPath,
+  });
+  await waitForPort(host, host.ip, port, {
+    what: `nginx on ${host.name}`,
+    logPath,
+    timeoutMs: 10000,
+  });
   const base = `http://${host.ip}:${port}`;
   return { base, url: (name) => `${base}/${name}`, logPath, stop: () => stop(proc) };
 }

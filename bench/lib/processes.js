@@ -79,7 +79,10 @@ export function spawnLogged(host, cmd, args, opts) {
   const fd = openSync(opts.logPath, 'a');
   try {
     const env = opts.env ? { ...process.env, ...opts.env } : process.env;
-    return { ...spawn(host, cmd, args, { stdio: ['ignore', fd, fd], env, cwd: opts.cwd }), logPath: opts.logPath };
+    return {
+      ...spawn(host, cmd, args, { stdio: ['ignore', fd, fd], env, cwd: opts.cwd }),
+      logPath: opts.logPath,
+    };
   } finally {
     closeSync(fd);
   }

@@ -94,7 +94,7 @@ export function shapeCommands(ns, dev, spec, withNetem) {
  * @param {boolean} withNetem
  */
 export async function shapeDevice(ns, dev, spec, withNetem) {
-  const [del, ...adds] = shapeCommands(ns, dev, spec, withNetem);
+  const [del = [], ...adds] = shapeCommands(ns, dev, spec, withNetem);
   await run('tc', del, { allowFail: true });
   for (const args of adds) await run('tc', args);
 }

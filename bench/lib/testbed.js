@@ -7,7 +7,13 @@ import { addNamespace, destroyNamespaces, NS_PREFIX } from './netns.js';
 import { netemAvailable, shapeDevice } from './shaping.js';
 import { run } from './sh.js';
 
+// The plug-in point for FreeLoader runs: everything a benchmark needs to place processes on the
+// LAN (commands, daemons with logs and env, port waits) comes from this one module.
 export { exec, spawn, spawnLogged, stop, tail, waitForPort, LOOPBACK } from './processes.js';
+export { FREELOADER_CLI, missingDataPath, runFreeLoader, spawnFreeLoader } from './freeloader.js';
+export { startFreeLoaderLan } from './freeloader-lan.js';
+export { measureGoodput } from './goodput.js';
+export { startNginx } from './nginx.js';
 
 /**
  * Default access links (see bench/README.md): donors are 100 Mbit/s workstations, the client a
@@ -96,14 +102,21 @@ export async function createTestbed(opts = {}) {
     await run('ip', ['-n', switchNs, 'link', 'set', 'br0', 'up']);
     const netem = await netemAvailable(switchNs);
     if (!netem) opts.log?.('testbed: kernel has no sch_netem; link delays are NOT emulated');
-    const shape = async (/** @type {LanHost} */ host, /** @type {import('./shaping.js').LinkSpec} */ spec) => {
+    const shape = async (
+      /** @type {LanHost} */ host,
+      /** @type {import('./shaping.js').LinkSpec} */ spec,
+    ) => {
       host.link = spec;
       await shapeDevice(/** @type {string} */ (host.ns), 'eth0', spec, netem);
       await shapeDevice(switchNs, `p-${host.name}`, spec, netem);
     };
     await Promise.all(hosts.map((h) => plug(h, switchNs)));
-    await Promise.all(hosts.map((h) => shape(h, /** @type {import('./shaping.js').LinkSpec} */ (h.link))));
-    opts.log?.(`testbed ${id}: ${hosts.length} hosts on ${switchNs} (netem ${netem ? 'on' : 'off'})`);
+    await Promise.all(
+      hosts.map((h) => shape(h, /** @type {import('./shaping.js').LinkSpec} */ (h.link))),
+    );
+    opts.log?.(
+      `testbed ${id}: ${hosts.length} hosts on ${switchNs} (netem ${netem ? 'on' : 'off'})`,
+    );
     return {
       id,
       hosts,
@@ -145,7 +158,20 @@ async function plug(host, switchNs) {
   const ns = /** @type {string} */ (host.ns);
   const port = `p-${host.name}`;
   await addNamespace(ns);
-  await run('ip', ['-n', switchNs, 'link', 'add', port, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns]);
+  await run('ip', [
+    '-n',
+    switchNs,
+    'link',
+    'add',
+    port,
+    'type',
+    'veth',
+    'peer',
+    'name',
+    'eth0',
+    'netns',
+    ns,
+  ]);
   await run('ip', ['-n', switchNs, 'link', 'set', port, 'master', 'br0', 'up']);
   await run('ip', ['-n', ns, 'addr', 'add', `${host.ip}/16`, 'dev', 'eth0']);
   await run('ip', ['-n', ns, 'link', 'set', 'eth0', 'up']);

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { generateSigningKeys, signCapability, verifyCapability, type CapabilityPayload } from './capability.js';
+import {
+  generateSigningKeys,
+  signCapability,
+  verifyCapability,
+  type CapabilityPayload,
+} from './capability.js';
 
 const keys = generateSigningKeys();
 const other = generateSigningKeys();
@@ -9,16 +14,33 @@ const base: CapabilityPayload = { ds: 'd1', ops: ['read'], sub: 'client', exp: n
 describe('capabilities', () => {
   it('verifies a good capability', () => {
     const tok = signCapability(keys.privateKeyPem, base);
-    expect(verifyCapability(keys.publicKeyPem, tok, { dataset: 'd1', op: 'read', now })).toEqual(base);
+    expect(verifyCapability(keys.publicKeyPem, tok, { dataset: 'd1', op: 'read', now })).toEqual(
+      base,
+    );
   });
 
   it.each([
     ['missing', undefined, {}, 'CAPABILITY_MISSING'],
     ['garbage', 'abc', {}, 'CAPABILITY_INVALID'],
     ['other key', signCapability(other.privateKeyPem, base), {}, 'CAPABILITY_INVALID'],
-    ['expired', signCapability(keys.privateKeyPem, { ...base, exp: now - 3600 }), {}, 'CAPABILITY_EXPIRED'],
-    ['other dataset', signCapability(keys.privateKeyPem, base), { dataset: 'd2' }, 'CAPABILITY_INVALID'],
-    ['wrong op', signCapability(keys.privateKeyPem, base), { op: 'write' as const }, 'CAPABILITY_INVALID'],
+    [
+      'expired',
+      signCapability(keys.privateKeyPem, { ...base, exp: now - 3600 }),
+      {},
+      'CAPABILITY_EXPIRED',
+    ],
+    [
+      'other dataset',
+      signCapability(keys.privateKeyPem, base),
+      { dataset: 'd2' },
+      'CAPABILITY_INVALID',
+    ],
+    [
+      'wrong op',
+      signCapability(keys.privateKeyPem, base),
+      { op: 'write' as const },
+      'CAPABILITY_INVALID',
+    ],
     [
       'wrong audience',
       signCapability(keys.privateKeyPem, { ...base, aud: ['a1'] }),
@@ -34,9 +56,15 @@ describe('capabilities', () => {
   it('rejects a tampered payload', () => {
     const tok = signCapability(keys.privateKeyPem, base);
     const [p, , s] = tok.split('.');
-    const forged = Buffer.from(JSON.stringify({ ...base, ops: ['read', 'delete'] })).toString('base64url');
+    const forged = Buffer.from(JSON.stringify({ ...base, ops: ['read', 'delete'] })).toString(
+      'base64url',
+    );
     expect(() =>
-      verifyCapability(keys.publicKeyPem, `${p}.${forged}.${s}`, { dataset: 'd1', op: 'delete', now }),
+      verifyCapability(keys.publicKeyPem, `${p}.${forged}.${s}`, {
+        dataset: 'd1',
+        op: 'delete',
+        now,
+      }),
     ).toThrow(expect.objectContaining({ code: 'CAPABILITY_INVALID' }));
   });
 });

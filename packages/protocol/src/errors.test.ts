@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ERROR_STATUS, FreeLoaderError, codeOfStatus, isErrorCode, statusOf, type ErrorCode } from './errors.js';
+import {
+  ERROR_STATUS,
+  FreeLoaderError,
+  codeOfStatus,
+  isErrorCode,
+  statusOf,
+  type ErrorCode,
+} from './errors.js';
 
 describe('error table', () => {
   it.each(Object.entries(ERROR_STATUS) as [ErrorCode, number][])('%s ↔ %i', (code, status) => {
@@ -19,7 +26,12 @@ describe('error table', () => {
   it('round-trips through a response body', () => {
     const e = new FreeLoaderError('NO_SPACE', 'cache is full', { needed: 10 });
     const back = FreeLoaderError.fromResponse(e.status, JSON.parse(JSON.stringify(e.toBody())));
-    expect(back).toMatchObject({ code: 'NO_SPACE', status: 507, message: 'cache is full', details: { needed: 10 } });
+    expect(back).toMatchObject({
+      code: 'NO_SPACE',
+      status: 507,
+      message: 'cache is full',
+      details: { needed: 10 },
+    });
   });
 
   it.each([

@@ -1,7 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { donorOf, donorsOfMorsel, morselCount, morselLength, morselsOfDonor, type Extent } from './placement.js';
+import {
+  donorOf,
+  donorsOfMorsel,
+  morselCount,
+  morselLength,
+  morselsOfDonor,
+  type Extent,
+} from './placement.js';
 
-const ext = (p: Partial<Extent>): Extent => ({ copy: 0, first: 0, count: 10, unit: 1, phase: 0, donors: ['A', 'B', 'C'], ...p });
+const ext = (p: Partial<Extent>): Extent => ({
+  copy: 0,
+  first: 0,
+  count: 10,
+  unit: 1,
+  phase: 0,
+  donors: ['A', 'B', 'C'],
+  ...p,
+});
 
 describe('extents', () => {
   it.each([
@@ -16,7 +31,11 @@ describe('extents', () => {
   it('splitting an extent with phase keeps the remaining morsels in place', () => {
     const whole = ext({ count: 12 });
     // move morsel 5 to donor D: [0,5) unchanged, [5,6) on D, [6,12) with phase 6 mod 3
-    const parts = [ext({ count: 5 }), ext({ first: 5, count: 1, donors: ['D'] }), ext({ first: 6, count: 6, phase: 6 % 3 })];
+    const parts = [
+      ext({ count: 5 }),
+      ext({ first: 5, count: 1, donors: ['D'] }),
+      ext({ first: 6, count: 6, phase: 6 % 3 }),
+    ];
     for (let m = 0; m < 12; m++) {
       expect(donorsOfMorsel(parts, m)).toEqual([m === 5 ? 'D' : donorOf(whole, m)]);
     }
@@ -29,7 +48,8 @@ describe('extents', () => {
 
   it('lists a donor’s morsels', () => expect(morselsOfDonor(ext({}), 'C')).toEqual([2, 5, 8]));
 
-  it('rejects morsels outside the extent', () => expect(() => donorOf(ext({}), 10)).toThrow(RangeError));
+  it('rejects morsels outside the extent', () =>
+    expect(() => donorOf(ext({}), 10)).toThrow(RangeError));
 
   it.each([
     [0, 1024, 0],

@@ -52,8 +52,8 @@ describe('FileSource', () => {
   it.each([
     ['truncated', (p: string) => writeFileSync(p, generateContent(100, 3))],
     ['rewritten with a new mtime', (p: string) => utimesSync(p, new Date(), new Date(2001, 1, 1))],
-  ])('a file %s after the probe → SOURCE_CHANGED', async (_what, change) => {
-    const { src, path } = file(`changed-${_what.replace(/\W/g, '-')}.bin`);
+  ])('a file %s after the probe → SOURCE_CHANGED', async (what, change) => {
+    const { src, path } = file(`changed-${what.replace(/\W/g, '-')}.bin`);
     const info = await src.probe();
     change(path);
     await expect(src.readRange(0, 10, info)).rejects.toMatchObject({ code: 'SOURCE_CHANGED' });

@@ -98,6 +98,23 @@ export class HttpSource implements Source {
     if (start === end) return Readable.from([]);
     const pre = preconditions(expect, true);
     const res = await this.send('GET', { range: `bytes=${start}-${end - 1}`, ...pre }, signal);
+    try {
+      return this.rangeBody(res, start, end, expect, Object.keys(pre).length > 0, signal);
+    } catch (err) {
+      discard(res.body);
+      throw err;
+    }
+  }
+
+  /** Vet a ranged response: the exact bytes of the probed version, or a clear error. */
+  private rangeBody(
+    res: HttpResponse,
+    start: number,
+    end: number,
+    expect: SourceInfo,
+    validated: boolean,
+    signal?: AbortSignal,
+  ): Readable {
     if (res.status === 206) {
       const cr = contentRange(res.headers);
       const len = intHeader(res.headers, 'content-length');
@@ -110,22 +127,16 @@ export class HttpSource implements Source {
       return this.body(res, end - start, signal);
     }
     if (res.status === 200) {
-      const whole = start === 0 && end === expect.size;
-      if (whole) {
-        assertSameVersion(
-          expect,
-          res.headers,
-          intHeader(res.headers, 'content-length'),
-          this.where,
-        );
+      if (start === 0 && end === expect.size) {
+        const len = intHeader(res.headers, 'content-length');
+        assertSameVersion(expect, res.headers, len, this.where);
         return this.body(res, end - start, signal);
       }
-      if (Object.keys(pre).length > 0) this.fail(res, 'SOURCE_CHANGED', 'whole object sent');
+      if (validated) this.fail(res, 'SOURCE_CHANGED', 'whole object sent');
       this.fail(res, 'RANGE_NOT_SUPPORTED', 'server ignored the Range header');
     }
     // The range was checked against the probed size: 416 means the object shrank.
     if (res.status === 416) this.fail(res, 'SOURCE_CHANGED', 'range no longer satisfiable');
-    await drain(res.body);
     throw statusError(res.status, this.where);
   }
 
@@ -209,7 +220,6 @@ export class HttpSource implements Source {
     code: 'SOURCE_CHANGED' | 'SOURCE_ERROR' | 'RANGE_NOT_SUPPORTED',
     why: string,
   ): never {
-    discard(res.body);
     const what = code === 'SOURCE_CHANGED' ? `source changed during import (${why})` : why;
     throw new FreeLoaderError(code, `${this.where}: ${what}`, { status: res.status });
   }

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generateContent, selfSignedCert } from './test-content.js';
 
-/** Behaviour of a {@link startTestServer} server; all of it can change at runtime via `set`. */
+/** Behaviour of a {@link startTestServer} server; `set` changes any of it at runtime except tls, size, content and seed. */
 export interface TestServerOptions {
   /** Dataset size in bytes when `content` is not given (default 1 MiB + 123). */
   size?: number;

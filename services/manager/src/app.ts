@@ -21,7 +21,10 @@ import usersRepo from './repositories/users.js';
 import api from './routes/index.js';
 import softStatePlugin, { type SoftStatePluginOptions } from './soft-state-plugin.js';
 
-export type BuildOptions = SoftStatePluginOptions;
+export interface BuildOptions extends SoftStatePluginOptions {
+  /** Where log lines go instead of stdout (tests read them back). */
+  logStream?: { write(line: string): void };
+}
 
 /** Secrets that must never reach a log line. */
 const REDACT = [
@@ -54,7 +57,11 @@ const REDACT = [
  */
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: { level: config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } },
+    logger: {
+      level: config.logLevel,
+      redact: { paths: REDACT, censor: '[redacted]' },
+      ...(opts.logStream ? { stream: opts.logStream } : {}),
+    },
     bodyLimit: MAX_JSON_BODY,
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -89,7 +96,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     ]) {
       await app.register(repo);
     }
-    await app.register(softStatePlugin, opts);
+    await app.register(softStatePlugin, { clock: opts.clock, timers: opts.timers });
     await app.register(authPlugin);
     await app.register(api, { prefix: '/api/v1' });
     await app.register(consolePlugin);

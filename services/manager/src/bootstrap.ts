@@ -12,7 +12,10 @@ import { createUsersRepo, type NewUser } from './repositories/users.js';
  *
  * @example await createUser(app, { username: 'ada', password: 's3cret', role: 'admin' })
  */
-export async function createUser(target: FastifyInstance | pg.Pool, user: NewUser): Promise<UserView> {
+export async function createUser(
+  target: FastifyInstance | pg.Pool,
+  user: NewUser,
+): Promise<UserView> {
   const pool = 'usersRepo' in target ? null : (target as pg.Pool);
   const repo = pool ? createUsersRepo(pool) : (target as FastifyInstance).usersRepo;
   return repo.create(user);

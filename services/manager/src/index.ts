@@ -4,6 +4,7 @@ export { ConfigSchema, loadConfig, type Config } from './config.js';
 export { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
 export { migrate, MIGRATIONS_DIR } from './db/migrate.js';
 export { createPool, withTransaction, type Queryable } from './db/pool.js';
+export { deleteDataset, onJobFinished } from './dataset-lifecycle.js';
 export { EventBus } from './events.js';
 export { enqueueJob, type NewJob } from './repositories/jobs.js';
 export { type NewDataset } from './repositories/namespace.js';
@@ -13,6 +14,7 @@ export {
   HASHES_PER_CHUNK,
   holdingsOf,
   putHashes,
+  putMorselHashes,
   setPlacement,
 } from './repositories/placement.js';
 export { SoftState, type Liveness } from './soft-state.js';

@@ -16,7 +16,9 @@ import { registerToken } from './commands/token.js';
  */
 const program = new Command()
   .name('freeloader')
-  .description('FreeLoader: a storage cache for large scientific datasets built from idle workstations')
+  .description(
+    'FreeLoader: a storage cache for large scientific datasets built from idle workstations',
+  )
   .version('0.1.0')
   .option('--debug', 'print stack traces on errors')
   .showHelpAfterError();

@@ -29,7 +29,9 @@ export class ProgressBar {
     const now = performance.now();
     if (!force && now - this.lastDraw < REDRAW_MS) return;
     this.lastDraw = now;
-    this.stream.write(`\r${renderBar(done, this.total, rateBytesPerS ?? this.averageRate(done), this.label)}\x1b[K`);
+    this.stream.write(
+      `\r${renderBar(done, this.total, rateBytesPerS ?? this.averageRate(done), this.label)}\x1b[K`,
+    );
   }
 
   done(): void {
@@ -43,7 +45,13 @@ export class ProgressBar {
 }
 
 /** The bar's text, pure so it can be tested. Rates are decimal MB/s, as network people read them. */
-export function renderBar(done: number, total: number, rate: number, label = '', width = 20): string {
+export function renderBar(
+  done: number,
+  total: number,
+  rate: number,
+  label = '',
+  width = 20,
+): string {
   const frac = total > 0 ? Math.min(1, done / total) : 1;
   const filled = Math.round(frac * width);
   const eta = rate > 0 && total > done ? `ETA ${formatSeconds((total - done) / rate)}` : '';

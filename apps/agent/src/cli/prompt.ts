@@ -4,7 +4,10 @@ import { FreeLoaderError } from '@freeloader/protocol';
 export async function promptHidden(question: string): Promise<string> {
   const stdin = process.stdin;
   if (!stdin.isTTY) {
-    throw new FreeLoaderError('VALIDATION_FAILED', 'no terminal to ask for a password: set FREELOADER_PASSWORD');
+    throw new FreeLoaderError(
+      'VALIDATION_FAILED',
+      'no terminal to ask for a password: set FREELOADER_PASSWORD',
+    );
   }
   process.stderr.write(question);
   stdin.setRawMode(true);

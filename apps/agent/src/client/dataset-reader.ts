@@ -69,13 +69,17 @@ export class DatasetReader {
   /** Donors of morsel `index`, usable ones first, fewest failures first. */
   candidates(index: number): string[] {
     const all = donorsOfMorsel(this.map.extents, index);
-    const score = (d: string): number => (this.usable.has(d) ? 0 : 1000) + (this.failures.get(d) ?? 0);
+    const score = (d: string): number =>
+      (this.usable.has(d) ? 0 : 1000) + (this.failures.get(d) ?? 0);
     return all.filter((d) => this.donorUrl.has(d)).sort((a, b) => score(a) - score(b));
   }
 
   async readMorsel(index: number, signal?: AbortSignal): Promise<Buffer> {
     if (!Number.isInteger(index) || index < 0 || index >= this.count) {
-      throw new FreeLoaderError('VALIDATION_FAILED', `morsel ${index} is outside the dataset (0…${this.count - 1})`);
+      throw new FreeLoaderError(
+        'VALIDATION_FAILED',
+        `morsel ${index} is outside the dataset (0…${this.count - 1})`,
+      );
     }
     const { sizeBytes, morselSize, id } = this.map.dataset;
     const length = morselLength(sizeBytes, morselSize, index);
@@ -85,7 +89,10 @@ export class DatasetReader {
       try {
         const data = await this.fromDonor(donor, id, index, length, signal);
         if (sha256(data) !== expected) {
-          throw new FreeLoaderError('HASH_MISMATCH', `morsel ${index} from donor ${donor} failed its SHA-256 check`);
+          throw new FreeLoaderError(
+            'HASH_MISMATCH',
+            `morsel ${index} from donor ${donor} failed its SHA-256 check`,
+          );
         }
         return data;
       } catch (e) {
@@ -99,7 +106,10 @@ export class DatasetReader {
       const start = index * morselSize;
       const data = await this.opts.fromSource(start, start + length);
       if (sha256(data) !== expected) {
-        throw new FreeLoaderError('SOURCE_CHANGED', `morsel ${index} read from the source does not match the cached hash`);
+        throw new FreeLoaderError(
+          'SOURCE_CHANGED',
+          `morsel ${index} read from the source does not match the cached hash`,
+        );
       }
       return data;
     }

@@ -72,7 +72,10 @@ export class DonorPools {
       for await (const chunk of res.body as AsyncIterable<Buffer>) {
         if (filled + chunk.length > length) {
           res.body.destroy();
-          throw new FreeLoaderError('HASH_MISMATCH', `donor sent more than ${length} bytes for morsel ${index}`);
+          throw new FreeLoaderError(
+            'HASH_MISMATCH',
+            `donor sent more than ${length} bytes for morsel ${index}`,
+          );
         }
         chunk.copy(out, filled);
         filled += chunk.length;
@@ -82,7 +85,10 @@ export class DonorPools {
       throw netError(donorUrl, e);
     }
     if (filled !== length) {
-      throw new FreeLoaderError('HASH_MISMATCH', `donor sent ${filled} of ${length} bytes for morsel ${index}`);
+      throw new FreeLoaderError(
+        'HASH_MISMATCH',
+        `donor sent ${filled} of ${length} bytes for morsel ${index}`,
+      );
     }
     return out;
   }
@@ -137,6 +143,12 @@ function netError(donorUrl: string, e: unknown): FreeLoaderError {
   if (name === 'UND_ERR_HEADERS_TIMEOUT' || name === 'UND_ERR_BODY_TIMEOUT') {
     return new FreeLoaderError('TIMEOUT', `donor ${donorUrl} stalled`, undefined, e);
   }
-  if (name === 'AbortError') return new FreeLoaderError('TIMEOUT', `read from ${donorUrl} aborted`, undefined, e);
-  return new FreeLoaderError('UNAVAILABLE', `donor ${donorUrl} unreachable (${describeNetError(e)})`, undefined, e);
+  if (name === 'AbortError')
+    return new FreeLoaderError('TIMEOUT', `read from ${donorUrl} aborted`, undefined, e);
+  return new FreeLoaderError(
+    'UNAVAILABLE',
+    `donor ${donorUrl} unreachable (${describeNetError(e)})`,
+    undefined,
+    e,
+  );
 }

@@ -8,7 +8,10 @@ export async function fetchMap(manager: ManagerClient, dataset: string): Promise
   let id = dataset;
   if (!UUID.test(dataset)) {
     const path = dataset.replace(/^\/+|\/+$/g, '');
-    const view = await manager.request<DatasetView>('GET', `/datasets/by-path?path=${encodeURIComponent(path)}`);
+    const view = await manager.request<DatasetView>(
+      'GET',
+      `/datasets/by-path?path=${encodeURIComponent(path)}`,
+    );
     id = view.id;
   }
   const map = await manager.request<DatasetMap>('GET', `/datasets/${id}/map`);

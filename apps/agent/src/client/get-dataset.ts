@@ -41,7 +41,11 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
   const started = performance.now();
   let bytes = 0;
   try {
-    for await (const { data } of reader.morsels(0, reader.count, opts.window ?? reader.defaultWindow())) {
+    for await (const { data } of reader.morsels(
+      0,
+      reader.count,
+      opts.window ?? reader.defaultWindow(),
+    )) {
       if (!opts.sink.write(data)) await new Promise((r) => opts.sink.once('drain', r));
       bytes += data.length;
       opts.onProgress?.(bytes, map.dataset.sizeBytes);
@@ -51,6 +55,8 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
     await fallback.close();
   }
   const seconds = (performance.now() - started) / 1000;
-  await reportReadOutcome(opts.manager, map.dataset.id, reader.donorRates(), failed).catch(() => undefined);
+  await reportReadOutcome(opts.manager, map.dataset.id, reader.donorRates(), failed).catch(
+    () => undefined,
+  );
   return { map, bytes, seconds, donorFailures };
 }

@@ -20,5 +20,7 @@ describe('Semaphore', () => {
     expect(s.inUse).toBe(0);
   });
 
-  it.each([0, -1, NaN])('rejects limit %d', (n) => expect(() => new Semaphore(n)).toThrow(RangeError));
+  it.each([0, -1, NaN])('rejects limit %d', (n) =>
+    expect(() => new Semaphore(n)).toThrow(RangeError),
+  );
 });

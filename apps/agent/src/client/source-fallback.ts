@@ -15,7 +15,13 @@ export function sourceFallback(map: DatasetMap): {
   return {
     read: (start, end) => {
       source ??= openSource(sourceUri, { connections: 2 });
-      return source.readRange(start, end, { uri: sourceUri, size: sizeBytes, etag, lastModified, acceptsRanges: true });
+      return source.readRange(start, end, {
+        uri: sourceUri,
+        size: sizeBytes,
+        etag,
+        lastModified,
+        acceptsRanges: true,
+      });
     },
     close: async () => {
       await source?.close();

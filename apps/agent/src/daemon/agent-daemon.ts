@@ -124,7 +124,10 @@ export class AgentDaemon extends EventEmitter {
     const settings = await loadSettings(opts.dir);
     const quotaBytes = opts.quotaBytes ?? settings.quotaBytes;
     if (quotaBytes === undefined) {
-      throw new FreeLoaderError('VALIDATION_FAILED', 'no quota set: pass --quota SIZE (e.g. 20GiB)');
+      throw new FreeLoaderError(
+        'VALIDATION_FAILED',
+        'no quota set: pass --quota SIZE (e.g. 20GiB)',
+      );
     }
     const identity = await loadIdentity(opts.dir);
     if (!identity && !opts.token) {
@@ -224,7 +227,10 @@ export class AgentDaemon extends EventEmitter {
     } catch (e) {
       if (isFreeLoaderError(e) && (e.code === 'AGENT_REVOKED' || e.status === 401)) {
         this.setStatus('revoked');
-        this.log.error({ err: e.message }, 'manager refused this agent; re-enroll with a new token');
+        this.log.error(
+          { err: e.message },
+          'manager refused this agent; re-enroll with a new token',
+        );
         this.beatSoon(RETRY_MAX_MS);
         return;
       }

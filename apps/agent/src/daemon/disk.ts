@@ -12,7 +12,11 @@ export async function diskFreeBytes(dir: string): Promise<number> {
  * A donor cannot promise space its disk does not have: the quota may use what is free now plus
  * what the store already occupies.
  */
-export async function checkQuotaFits(dir: string, quotaBytes: number, usedBytes: number): Promise<void> {
+export async function checkQuotaFits(
+  dir: string,
+  quotaBytes: number,
+  usedBytes: number,
+): Promise<void> {
   const free = await diskFreeBytes(dir);
   if (quotaBytes > free + usedBytes) {
     throw new FreeLoaderError(

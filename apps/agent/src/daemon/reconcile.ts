@@ -19,7 +19,9 @@ export async function reconcileStore(
 ): Promise<{ freed: string[] }> {
   const holdings = await manager.request<Holdings>('GET', '/agents/me/datasets');
   const keep = new Set(
-    holdings.datasets.filter((d) => d.state !== 'failed' && d.state !== 'deleting').map((d) => d.id),
+    holdings.datasets
+      .filter((d) => d.state !== 'failed' && d.state !== 'deleting')
+      .map((d) => d.id),
   );
   const freed: string[] = [];
   for (const local of await store.list()) {

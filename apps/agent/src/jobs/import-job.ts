@@ -61,7 +61,9 @@ async function rangedImport(
   ctx: JobContext,
 ): Promise<Record<string, unknown>> {
   const me = deps.agentId();
-  const mine = [...new Set(payload.extents.flatMap((e) => morselsOfDonor(e, me)))].sort((a, b) => a - b);
+  const mine = [...new Set(payload.extents.flatMap((e) => morselsOfDonor(e, me)))].sort(
+    (a, b) => a - b,
+  );
   await deps.store.create(datasetId, { morselSize: payload.morselSize, planned: mine });
   const size = payload.source.size;
   const reporter = new ProgressReporter(ctx);

@@ -57,7 +57,8 @@ export class JobRunner {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    for (const c of this.running.values()) c.abort(new FreeLoaderError('UNAVAILABLE', 'agent stopping'));
+    for (const c of this.running.values())
+      c.abort(new FreeLoaderError('UNAVAILABLE', 'agent stopping'));
   }
 
   private schedule(delayMs: number): void {
@@ -107,7 +108,8 @@ export class JobRunner {
       },
     };
     try {
-      if (!handler) throw new FreeLoaderError('BAD_REQUEST', `this agent cannot run ${job.kind} jobs`);
+      if (!handler)
+        throw new FreeLoaderError('BAD_REQUEST', `this agent cannot run ${job.kind} jobs`);
       log.info('job started');
       const result = await handler(job, ctx);
       await this.finish(job.id, { state: 'done', ...(result ? { result } : {}) });

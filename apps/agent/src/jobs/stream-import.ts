@@ -47,7 +47,15 @@ export async function streamImport(
       } else {
         const url = urls.get(donor);
         if (!url) throw new FreeLoaderError('NO_DONORS', `no address for donor ${donor}`);
-        await pools.putMorsel(url, datasetId, index, data, sha256, payload.writeCapability, ctx.signal);
+        await pools.putMorsel(
+          url,
+          datasetId,
+          index,
+          data,
+          sha256,
+          payload.writeCapability,
+          ctx.signal,
+        );
       }
       reporter.add(data.length, { index, sha256 }, donor);
     }
@@ -83,7 +91,10 @@ export async function streamImport(
     await Promise.all(inFlight);
     if (failures.length > 0) throw failures[0];
     if (index !== total) {
-      throw new FreeLoaderError('SOURCE_CHANGED', `source sent ${index} morsels, expected ${total}`);
+      throw new FreeLoaderError(
+        'SOURCE_CHANGED',
+        `source sent ${index} morsels, expected ${total}`,
+      );
     }
     await reporter.flush();
     return { morsels: total, bytes: payload.source.size, mode: 'stream' };

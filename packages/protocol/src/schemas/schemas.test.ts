@@ -27,7 +27,10 @@ describe('namespace names and paths', () => {
 describe('round trips', () => {
   it.each([
     [HB, { quotaBytes: 10, usedBytes: 1, freeBytes: 9, servingRate: 0, throttle: 'idle' }],
-    [EnrollRequest, { token: 't', name: 'ws-1', url: 'http://127.0.0.1:7401', quotaBytes: 1 << 30 }],
+    [
+      EnrollRequest,
+      { token: 't', name: 'ws-1', url: 'http://127.0.0.1:7401', quotaBytes: 1 << 30 },
+    ],
     [JoinTokenCreate, { ttlSeconds: 3600, maxUses: 3 }],
     [ReservationRequest, { agentId: uuid, bytes: 1 }],
     [MorselParams, { dataset: uuid, index: 7 }],

@@ -1,10 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Bytes, Timestamp, Uuid } from './common.js';
-import { JobKind, JobState, JobView } from './jobs.js';
-
-/** `POST /api/v1/jobs/claim` → the jobs now running on the calling agent (possibly none). */
-export const JobClaimResponse = Type.Object({ jobs: Type.Array(JobView) });
-export type JobClaimResponse = Static<typeof JobClaimResponse>;
+import { JobKind, JobState } from './jobs.js';
 
 /** One job seen as a progress row (`GET /api/v1/transfers`). */
 export const TransferView = Type.Object({
@@ -23,12 +19,12 @@ export const TransferView = Type.Object({
 });
 export type TransferView = Static<typeof TransferView>;
 
+/** `GET /api/v1/transfers` filters; the answer is a `TransferView[]`, most recent first. */
 export const TransferQuery = Type.Object({
   /** Only jobs in this state. */
   state: Type.Optional(JobState),
+  /** Only jobs of this dataset. */
+  datasetId: Type.Optional(Uuid),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
 });
 export type TransferQuery = Static<typeof TransferQuery>;
-
-export const TransferList = Type.Object({ transfers: Type.Array(TransferView) });
-export type TransferList = Static<typeof TransferList>;

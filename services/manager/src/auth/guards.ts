@@ -5,7 +5,8 @@ import { FreeLoaderError, type Role, type UserView } from '@freeloader/protocol'
 /** Name of the httpOnly session cookie the console uses. */
 export const SESSION_COOKIE = 'fl_session';
 
-const AGENT_BEARER = /^agent\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.(.+)$/i;
+const AGENT_BEARER =
+  /^agent\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.(.+)$/i;
 
 declare module 'fastify' {
   interface FastifyRequest {

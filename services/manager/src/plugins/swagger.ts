@@ -9,6 +9,11 @@ export default fp(
   async (app) => {
     app.addSchema(ErrorBodySchema);
     await app.register(swagger, {
+      // Name shared schemas by their $id (components/schemas/ErrorBody), not def-0, def-1...
+      refResolver: {
+        buildLocalReference: (json, _baseUri, _fragment, i) =>
+          typeof json.$id === 'string' ? json.$id : `def-${i}`,
+      },
       openapi: {
         info: {
           title: 'FreeLoader manager',

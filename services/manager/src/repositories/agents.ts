@@ -84,7 +84,14 @@ export function createAgentsRepo(pool: pg.Pool) {
           `INSERT INTO agents (name, url, credential_hash, bandwidth_only, quota_bytes,
                                join_token_id)
            VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-          [req.name, req.url, sha256(credential), req.bandwidthOnly ?? false, req.quotaBytes, tokenId],
+          [
+            req.name,
+            req.url,
+            sha256(credential),
+            req.bandwidthOnly ?? false,
+            req.quotaBytes,
+            tokenId,
+          ],
         );
         return rows[0]!.id;
       });

@@ -86,7 +86,8 @@ export function createJobsRepo(pool: pg.Pool) {
   async function ownRunning(id: string, agentId: string): Promise<JobRow> {
     const { rows } = await pool.query<JobRow>(`SELECT ${COLUMNS} FROM jobs WHERE id = $1`, [id]);
     const row = rows[0];
-    if (!row || row.locked_by !== agentId) throw new FreeLoaderError('JOB_NOT_FOUND', `no job ${id}`);
+    if (!row || row.locked_by !== agentId)
+      throw new FreeLoaderError('JOB_NOT_FOUND', `no job ${id}`);
     if (row.state !== 'running') {
       throw new FreeLoaderError('CONFLICT', `job ${id} is ${row.state}, not running`);
     }
@@ -105,7 +106,10 @@ export function createJobsRepo(pool: pg.Pool) {
      * Take up to `max` queued jobs meant for this agent (or for anyone), oldest first. Rows
      * another claimer holds are skipped, not waited for, so concurrent claimers never share one.
      */
-    async claim(agentId: string, opts: { kinds?: string[]; max?: number } = {}): Promise<JobView[]> {
+    async claim(
+      agentId: string,
+      opts: { kinds?: string[]; max?: number } = {},
+    ): Promise<JobView[]> {
       const { rows } = await pool.query<JobRow>(
         `UPDATE jobs SET state = 'running', agent_id = $1, locked_by = $1,
                 attempts = attempts + 1, updated_at = now()
@@ -166,11 +170,14 @@ export function createJobsRepo(pool: pg.Pool) {
     },
 
     /** Most recently updated jobs as progress rows. */
-    async transfers(q: { state?: JobState; limit?: number } = {}): Promise<TransferView[]> {
+    async transfers(
+      q: { state?: JobState; datasetId?: string; limit?: number } = {},
+    ): Promise<TransferView[]> {
       const { rows } = await pool.query<JobRow>(
-        `SELECT ${COLUMNS} FROM jobs WHERE ($1::text IS NULL OR state = $1)
-         ORDER BY updated_at DESC LIMIT $2`,
-        [q.state ?? null, q.limit ?? 200],
+        `SELECT ${COLUMNS} FROM jobs
+         WHERE ($1::text IS NULL OR state = $1) AND ($2::uuid IS NULL OR dataset_id = $2)
+         ORDER BY updated_at DESC LIMIT $3`,
+        [q.state ?? null, q.datasetId ?? null, q.limit ?? 200],
       );
       return rows.map(toTransfer);
     },

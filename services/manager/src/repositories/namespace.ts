@@ -119,7 +119,8 @@ export function createNamespaceRepo(pool: pg.Pool) {
     async list(path: string | undefined): Promise<Listing> {
       const names = splitPath(path);
       const folderId = await resolveFolder(pool, names);
-      if (!folderId) throw new FreeLoaderError('FOLDER_NOT_FOUND', `no folder "${names.join('/')}"`);
+      if (!folderId)
+        throw new FreeLoaderError('FOLDER_NOT_FOUND', `no folder "${names.join('/')}"`);
       const [folders, datasets] = await Promise.all([
         pool.query<{ id: string; path: string; created_at: Date }>(
           `SELECT id, folder_path(id) AS path, created_at FROM folders
@@ -132,7 +133,11 @@ export function createNamespaceRepo(pool: pg.Pool) {
       ]);
       return {
         path: names.join('/'),
-        folders: folders.rows.map((f) => ({ id: f.id, path: f.path, createdAt: iso(f.created_at) })),
+        folders: folders.rows.map((f) => ({
+          id: f.id,
+          path: f.path,
+          createdAt: iso(f.created_at),
+        })),
         datasets: datasets.rows.map(toDataset),
       };
     },

@@ -19,7 +19,10 @@ export function splitPath(path: string | undefined): string[] {
       throw new FreeLoaderError('VALIDATION_FAILED', `not a valid path: "${path}"`);
     }
     if (name.length > MAX_NAME_LENGTH) {
-      throw new FreeLoaderError('VALIDATION_FAILED', `name longer than ${MAX_NAME_LENGTH}: "${name}"`);
+      throw new FreeLoaderError(
+        'VALIDATION_FAILED',
+        `name longer than ${MAX_NAME_LENGTH}: "${name}"`,
+      );
     }
   }
   return names;

@@ -5,7 +5,9 @@ import {
   morselsOfDonor,
   SHA256_BYTES,
   type AgentHolding,
+  type DatasetState,
   type Extent,
+  type MorselHash,
 } from '@freeloader/protocol';
 import { inTransaction, type Queryable } from '../db/pool.js';
 
@@ -158,27 +160,64 @@ export async function donorsOfDataset(db: Queryable, datasetId: string): Promise
   return rows.map((r) => r.donor);
 }
 
-/** What placement says `agentId` holds, per dataset (datasets being deleted left out). */
+/** What placement says `agentId` holds, per dataset, with each dataset's state. */
 export async function holdingsOf(db: Queryable, agentId: string): Promise<AgentHolding[]> {
-  const { rows } = await db.query<ExtentRow & { dataset_id: string; morsel_size: number }>(
-    `SELECT e.dataset_id, d.morsel_size, e.copy, e.first, e.count, e.unit, e.phase,
+  const { rows } = await db.query<
+    ExtentRow & { dataset_id: string; morsel_size: number; state: DatasetState }
+  >(
+    `SELECT e.dataset_id, d.morsel_size, d.state, e.copy, e.first, e.count, e.unit, e.phase,
             e.donors::text[] AS donors
      FROM placement_extents e JOIN datasets d ON d.id = e.dataset_id
-     WHERE $1::uuid = ANY(e.donors) AND d.state <> 'deleting'
+     WHERE $1::uuid = ANY(e.donors)
      ORDER BY e.dataset_id, e.first`,
     [agentId],
   );
-  const byDataset = new Map<string, { morselSize: number; morsels: Set<number> }>();
+  const byDataset = new Map<string, AgentHolding & { set: Set<number> }>();
   for (const r of rows) {
-    const entry = byDataset.get(r.dataset_id) ?? { morselSize: r.morsel_size, morsels: new Set() };
-    for (const m of morselsOfDonor(r, agentId)) entry.morsels.add(m);
+    const entry = byDataset.get(r.dataset_id) ?? {
+      id: r.dataset_id,
+      state: r.state,
+      morselSize: r.morsel_size,
+      morsels: [],
+      set: new Set<number>(),
+    };
+    for (const m of morselsOfDonor(r, agentId)) entry.set.add(m);
     byDataset.set(r.dataset_id, entry);
   }
-  return [...byDataset].map(([datasetId, e]) => ({
-    datasetId,
-    morselSize: e.morselSize,
-    morsels: [...e.morsels].sort((a, b) => a - b),
+  return [...byDataset.values()].map(({ set, ...h }) => ({
+    ...h,
+    morsels: [...set].sort((a, b) => a - b),
   }));
+}
+
+/**
+ * Store hashes reported as `{index, sha256 hex}` (import progress): sorted into runs of
+ * consecutive morsels, each written with {@link putHashes}, all in one transaction.
+ */
+export async function putMorselHashes(
+  db: Db,
+  datasetId: string,
+  hashes: readonly MorselHash[],
+): Promise<void> {
+  if (hashes.length === 0) return;
+  const sorted = [...hashes].sort((a, b) => a.index - b.index);
+  const runs: Array<{ first: number; digests: Buffer[] }> = [];
+  for (const h of sorted) {
+    const run = runs.at(-1);
+    const digest = Buffer.from(h.sha256, 'hex');
+    if (digest.length !== SHA256_BYTES) {
+      throw new FreeLoaderError('VALIDATION_FAILED', `morsel ${h.index}: not a SHA-256 digest`);
+    }
+    if (run && run.first + run.digests.length === h.index) run.digests.push(digest);
+    else if (run && run.first + run.digests.length - 1 === h.index)
+      run.digests[run.digests.length - 1] = digest;
+    else runs.push({ first: h.index, digests: [digest] });
+  }
+  await inTransaction(db, async (tx) => {
+    for (const run of runs) {
+      await putHashes(tx, datasetId, run.first, Buffer.concat(run.digests));
+    }
+  });
 }
 
 /** The placement helpers bound to one pool, as `app.placementRepo`. */
@@ -193,6 +232,8 @@ export function createPlacementRepo(pool: pg.Pool) {
       getHashes(pool, datasetId, from, count),
     donorsOfDataset: (datasetId: string) => donorsOfDataset(pool, datasetId),
     holdingsOf: (agentId: string) => holdingsOf(pool, agentId),
+    putMorselHashes: (datasetId: string, hashes: readonly MorselHash[]) =>
+      putMorselHashes(pool, datasetId, hashes),
   };
 }
 export type PlacementRepo = ReturnType<typeof createPlacementRepo>;

@@ -72,7 +72,7 @@ export function createReservationsRepo(pool: pg.Pool) {
           bandwidth_only: boolean;
         }>(
           `SELECT quota_bytes, used_bytes, revoked_at IS NOT NULL AS revoked, bandwidth_only
-           FROM agents WHERE id = $1`,
+           FROM agents WHERE id = $1 FOR UPDATE`,
           [req.agentId],
         );
         const agent = rows[0];

@@ -14,10 +14,10 @@ export async function getSetting<T>(db: Queryable, key: string): Promise<T | und
  * writer wins, so two managers booting together agree on one value.
  */
 export async function putSettingOnce<T>(db: Queryable, key: string, value: T): Promise<T> {
-  await db.query(
-    'INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING',
-    [key, JSON.stringify(value)],
-  );
+  await db.query('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING', [
+    key,
+    JSON.stringify(value),
+  ]);
   return (await getSetting<T>(db, key))!;
 }
 

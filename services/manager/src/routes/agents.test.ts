@@ -16,8 +16,15 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function mintToken(payload: Record<string, unknown> = {}): Promise<{ id: string; token: string }> {
-  const res = await h.call({ method: 'POST', url: '/api/v1/tokens', headers: { authorization: admin }, payload });
+async function mintToken(
+  payload: Record<string, unknown> = {},
+): Promise<{ id: string; token: string }> {
+  const res = await h.call({
+    method: 'POST',
+    url: '/api/v1/tokens',
+    headers: { authorization: admin },
+    payload,
+  });
   return res.json();
 }
 
@@ -37,7 +44,11 @@ const heartbeat = (authorization: string, body: Record<string, unknown> = {}) =>
   });
 
 async function listAgents() {
-  const res = await h.call({ method: 'GET', url: '/api/v1/agents', headers: { authorization: admin } });
+  const res = await h.call({
+    method: 'GET',
+    url: '/api/v1/agents',
+    headers: { authorization: admin },
+  });
   expect(res.statusCode).toBe(200);
   return res.json() as Array<Record<string, unknown>>;
 }
@@ -53,7 +64,9 @@ describe('enrollment', () => {
       managerPublicKey: h.app.signingKeys.publicKeyPem,
       heartbeatIntervalMs: 5000,
     });
-    const stored = await h.app.pg.query('SELECT credential_hash FROM agents WHERE id = $1', [res.json().agentId]);
+    const stored = await h.app.pg.query('SELECT credential_hash FROM agents WHERE id = $1', [
+      res.json().agentId,
+    ]);
     expect(stored.rows[0].credential_hash.toString('base64url')).not.toBe(res.json().credential);
   });
 
@@ -63,7 +76,10 @@ describe('enrollment', () => {
       'expired',
       async () => {
         const t = await mintToken();
-        await h.app.pg.query(`UPDATE join_tokens SET expires_at = now() - interval '1 second' WHERE id = $1`, [t.id]);
+        await h.app.pg.query(
+          `UPDATE join_tokens SET expires_at = now() - interval '1 second' WHERE id = $1`,
+          [t.id],
+        );
         return t.token;
       },
       'JOIN_TOKEN_EXPIRED',
@@ -81,7 +97,11 @@ describe('enrollment', () => {
       'revoked',
       async () => {
         const t = await mintToken();
-        await h.call({ method: 'DELETE', url: `/api/v1/tokens/${t.id}`, headers: { authorization: admin } });
+        await h.call({
+          method: 'DELETE',
+          url: `/api/v1/tokens/${t.id}`,
+          headers: { authorization: admin },
+        });
         return t.token;
       },
       'JOIN_TOKEN_INVALID',
@@ -111,7 +131,12 @@ describe('heartbeat', () => {
 
   it.each([
     ['a wrong credential', (id: string) => `Bearer agent.${id}.wrong`, 401, 'UNAUTHENTICATED'],
-    ['an unknown agent', () => `Bearer agent.00000000-0000-4000-8000-000000000000.x`, 401, 'UNAUTHENTICATED'],
+    [
+      'an unknown agent',
+      () => `Bearer agent.00000000-0000-4000-8000-000000000000.x`,
+      401,
+      'UNAUTHENTICATED',
+    ],
     ['a malformed header', (id: string) => `Bearer agent.${id}`, 401, 'UNAUTHENTICATED'],
     ['no header', () => '', 401, 'UNAUTHENTICATED'],
   ])('refuses %s', async (_what, auth, status, code) => {
@@ -123,7 +148,11 @@ describe('heartbeat', () => {
 
   it('refuses a revoked agent with 403 AGENT_REVOKED, and lists it as revoked', async () => {
     const agent = await h.enroll();
-    const del = await h.call({ method: 'DELETE', url: `/api/v1/agents/${agent.agentId}`, headers: { authorization: admin } });
+    const del = await h.call({
+      method: 'DELETE',
+      url: `/api/v1/agents/${agent.agentId}`,
+      headers: { authorization: admin },
+    });
     expect(del.statusCode).toBe(200);
     const res = await heartbeat(agent.auth);
     expect(res.statusCode).toBe(403);
@@ -147,7 +176,13 @@ describe('agent list and soft state', () => {
     await heartbeat(agent.auth, { freeBytes: 4321, servingRate: 7, url: 'http://127.0.0.1:9999' });
     const stateNow = async () => (await listAgents()).find((a) => a.id === agent.agentId)!;
 
-    expect(await stateNow()).toMatchObject({ state: 'live', freeBytes: 4321, servingRate: 7, url: 'http://127.0.0.1:9999', lastHeartbeatAgoMs: 0 });
+    expect(await stateNow()).toMatchObject({
+      state: 'live',
+      freeBytes: 4321,
+      servingRate: 7,
+      url: 'http://127.0.0.1:9999',
+      lastHeartbeatAgoMs: 0,
+    });
     now += 1_500;
     h.app.softState.sweep();
     expect(await stateNow()).toMatchObject({ state: 'stale', lastHeartbeatAgoMs: 1_500 });
@@ -158,7 +193,12 @@ describe('agent list and soft state', () => {
     expect((await stateNow()).state).toBe('live');
     off();
     const mine = seen.filter((e) => e.type === 'agent' && e.agentId === agent.agentId);
-    expect(mine.map((e) => (e as { state: string }).state)).toEqual(['live', 'stale', 'dead', 'live']);
+    expect(mine.map((e) => (e as { state: string }).state)).toEqual([
+      'live',
+      'stale',
+      'dead',
+      'live',
+    ]);
   });
 
   it('flushes last_seen_at and the heartbeat numbers to the agents table in one batch', async () => {
@@ -180,7 +220,11 @@ describe('agent list and soft state', () => {
 
   it('refuses the list to scientists', async () => {
     const sci = await h.login('scientist');
-    const res = await h.call({ method: 'GET', url: '/api/v1/agents', headers: { authorization: sci.authorization } });
+    const res = await h.call({
+      method: 'GET',
+      url: '/api/v1/agents',
+      headers: { authorization: sci.authorization },
+    });
     expect(res.statusCode).toBe(403);
   });
 
@@ -199,14 +243,24 @@ describe('GET /agents/me/datasets', () => {
   it('lists the morsels placement assigns to the calling agent', async () => {
     const a = await h.enroll();
     const b = await h.enroll();
-    const ds = await h.app.namespaceRepo.createDataset({ path: 'held/one', sizeBytes: 6 * 65536, morselSize: 65536 });
+    const ds = await h.app.namespaceRepo.createDataset({
+      path: 'held/one',
+      sizeBytes: 6 * 65536,
+      morselSize: 65536,
+    });
     await setPlacement(h.app.pg, ds.id, [
       { copy: 0, first: 0, count: 6, unit: 1, phase: 0, donors: [a.agentId, b.agentId] },
       { copy: 1, first: 0, count: 6, unit: 2, phase: 1, donors: [a.agentId, b.agentId] },
     ]);
-    const res = await h.call({ method: 'GET', url: '/api/v1/agents/me/datasets', headers: { authorization: a.auth } });
+    const res = await h.call({
+      method: 'GET',
+      url: '/api/v1/agents/me/datasets',
+      headers: { authorization: a.auth },
+    });
     expect(res.statusCode).toBe(200);
     // copy 0: 0,2,4; copy 1 (pairs, starting on b): 2,3.
-    expect(res.json()).toEqual({ datasets: [{ datasetId: ds.id, morselSize: 65536, morsels: [0, 2, 3, 4] }] });
+    expect(res.json()).toEqual({
+      datasets: [{ id: ds.id, state: 'importing', morselSize: 65536, morsels: [0, 2, 3, 4] }],
+    });
   });
 });

@@ -46,7 +46,7 @@ const agents: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['agents'],
         summary: 'Enroll an agent with a join token',
         body: EnrollRequest,
-        response: { 201: EnrollResponse, 400: E, 401: E },
+        response: { 201: EnrollResponse, 400: E, 401: E, 500: E },
       },
     },
     async (req, reply) => {
@@ -72,7 +72,7 @@ const agents: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['agents'],
         summary: 'Soft state from an agent',
         body: Heartbeat,
-        response: { 200: HeartbeatResponse, 400: E, 401: E, 403: E },
+        response: { 200: HeartbeatResponse, 400: E, 401: E, 403: E, 500: E },
       },
     },
     async (req) => {
@@ -96,7 +96,7 @@ const agents: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['agents'],
         summary: 'Donors with live/stale/dead state and reserved bytes',
-        response: { 200: Type.Array(AgentView), 401: E, 403: E },
+        response: { 200: Type.Array(AgentView), 401: E, 403: E, 500: E },
       },
     },
     async () => (await app.agentsRepo.list()).map((a) => agentView(a, app.softState)),
@@ -109,7 +109,7 @@ const agents: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['agents'],
         summary: 'What placement says the calling agent holds (startup reconciliation)',
-        response: { 200: AgentHoldings, 401: E, 403: E },
+        response: { 200: AgentHoldings, 401: E, 403: E, 500: E },
       },
     },
     async (req) => ({ datasets: await app.placementRepo.holdingsOf(req.agent!.id) }),
@@ -123,7 +123,7 @@ const agents: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['agents'],
         summary: 'Revoke an agent: its credential stops working at once',
         params: IdParams,
-        response: { 200: Ok, 400: E, 401: E, 403: E, 404: E },
+        response: { 200: Ok, 400: E, 401: E, 403: E, 404: E, 500: E },
       },
     },
     async (req) => {

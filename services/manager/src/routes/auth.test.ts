@@ -66,7 +66,11 @@ describe('auth', () => {
     });
     expect(byBearer.statusCode).toBe(200);
     expect(byBearer.json()).toMatchObject({ username: 'ada', role: 'scientist' });
-    const byCookie = await h.call({ method: 'GET', url: '/api/v1/auth/me', cookies: { fl_session: token } });
+    const byCookie = await h.call({
+      method: 'GET',
+      url: '/api/v1/auth/me',
+      cookies: { fl_session: token },
+    });
     expect(byCookie.json().username).toBe('ada');
 
     const out = await h.call({
@@ -84,13 +88,16 @@ describe('auth', () => {
     expect(after.json().error.code).toBe('UNAUTHENTICATED');
   });
 
-  it.each([undefined, 'Bearer nonsense', 'Basic abc'])('refuses /me with authorization %s', async (authorization) => {
-    const res = await h.call({
-      method: 'GET',
-      url: '/api/v1/auth/me',
-      headers: authorization ? { authorization } : {},
-    });
-    expect(res.statusCode).toBe(401);
-    expect(res.json().error.code).toBe('UNAUTHENTICATED');
-  });
+  it.each([undefined, 'Bearer nonsense', 'Basic abc'])(
+    'refuses /me with authorization %s',
+    async (authorization) => {
+      const res = await h.call({
+        method: 'GET',
+        url: '/api/v1/auth/me',
+        headers: authorization ? { authorization } : {},
+      });
+      expect(res.statusCode).toBe(401);
+      expect(res.json().error.code).toBe('UNAUTHENTICATED');
+    },
+  );
 });

@@ -20,7 +20,7 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['auth'],
         summary: 'Log in; the session token is returned and set as the fl_session cookie',
         body: LoginRequest,
-        response: { 200: LoginResponse, 400: E, 401: E },
+        response: { 200: LoginResponse, 400: E, 401: E, 500: E },
       },
     },
     async (req, reply) => {
@@ -48,7 +48,11 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
     '/auth/logout',
     {
       preHandler: requireUser(),
-      schema: { tags: ['auth'], summary: 'End this session', response: { 200: Ok, 401: E } },
+      schema: {
+        tags: ['auth'],
+        summary: 'End this session',
+        response: { 200: Ok, 401: E, 500: E },
+      },
     },
     async (req, reply) => {
       await app.usersRepo.deleteSession(req.sessionToken!);
@@ -61,7 +65,11 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
     '/auth/me',
     {
       preHandler: requireUser(),
-      schema: { tags: ['auth'], summary: 'The signed-in user', response: { 200: UserView, 401: E } },
+      schema: {
+        tags: ['auth'],
+        summary: 'The signed-in user',
+        response: { 200: UserView, 401: E, 500: E },
+      },
     },
     async (req) => req.user!,
   );

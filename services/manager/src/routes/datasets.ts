@@ -30,12 +30,13 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['datasets'],
         summary: 'A dataset by its namespace path',
         querystring: PathQuery,
-        response: { 200: DatasetView, 400: E, 401: E, 404: E },
+        response: { 200: DatasetView, 400: E, 401: E, 404: E, 500: E },
       },
     },
     async (req) => {
       const dataset = await app.namespaceRepo.getByPath(req.query.path);
-      if (!dataset) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset "${req.query.path}"`);
+      if (!dataset)
+        throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset "${req.query.path}"`);
       return dataset;
     },
   );
@@ -48,7 +49,7 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['datasets'],
         summary: 'A dataset by id',
         params: IdParams,
-        response: { 200: DatasetView, 400: E, 401: E, 404: E },
+        response: { 200: DatasetView, 400: E, 401: E, 404: E, 500: E },
       },
     },
     async (req) => mustGet(req.params.id),
@@ -62,7 +63,7 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['datasets'],
         summary: 'Where every morsel lives, its hash, and a signed read capability',
         params: IdParams,
-        response: { 200: DatasetMap, 400: E, 401: E, 403: E, 404: E },
+        response: { 200: DatasetMap, 400: E, 401: E, 403: E, 404: E, 500: E },
       },
     },
     async (req) => {
@@ -108,7 +109,7 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['datasets'],
         summary: 'Delete a dataset: donors drop its morsels, then it is gone',
         params: IdParams,
-        response: { 200: DatasetDeleted, 400: E, 401: E, 404: E },
+        response: { 200: DatasetDeleted, 400: E, 401: E, 404: E, 500: E },
       },
     },
     async (req) => ({ ok: true as const, ...(await deleteDataset(app, req.params.id)) }),

@@ -28,6 +28,7 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
         response: {
           200: Type.String({ description: 'a stream of `event:`/`data:` records' }),
           401: E,
+          500: E,
         },
       },
     },

@@ -1,16 +1,32 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { HealthResponse } from '@freeloader/protocol';
+import { ErrorBodySchema as E, FreeLoaderError, HealthResponse } from '@freeloader/protocol';
 import { MANAGER_VERSION } from '../version.js';
 
-/** `GET /health`: anyone; answers only when the app (and so its database) is up. */
+/** `GET /health`: anyone; 200 only when the manager can reach its database. */
 const health: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/health',
     {
       logLevel: 'warn',
-      schema: { tags: ['health'], summary: 'Liveness probe', response: { 200: HealthResponse } },
+      schema: {
+        tags: ['health'],
+        summary: 'Liveness probe',
+        response: { 200: HealthResponse, 503: E },
+      },
     },
-    async () => ({ ok: true as const, version: MANAGER_VERSION }),
+    async () => {
+      try {
+        await app.pg.query('SELECT 1');
+      } catch (e) {
+        throw new FreeLoaderError(
+          'UNAVAILABLE',
+          'the manager cannot reach its database',
+          undefined,
+          e,
+        );
+      }
+      return { ok: true as const, version: MANAGER_VERSION };
+    },
   );
 };
 export default health;

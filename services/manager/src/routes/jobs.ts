@@ -4,7 +4,6 @@ import {
   ErrorBodySchema as E,
   IdParams,
   JobClaimRequest,
-  JobClaimResponse,
   JobFinish,
   JobProgress,
   JobView,
@@ -38,7 +37,7 @@ const jobs: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['jobs'],
         summary: 'Claim queued jobs for the calling agent (never two claimers for one job)',
         body: Type.Optional(JobClaimRequest),
-        response: { 200: JobClaimResponse, 400: E, 401: E, 403: E },
+        response: { 200: Type.Array(JobView), 400: E, 401: E, 403: E, 500: E },
       },
     },
     async (req) => {
@@ -47,7 +46,7 @@ const jobs: FastifyPluginAsyncTypebox = async (app) => {
         max: req.body?.max,
       });
       for (const job of claimed) publish({ ...job, jobId: job.id, rate: 0 });
-      return { jobs: claimed };
+      return claimed;
     },
   );
 
@@ -57,14 +56,19 @@ const jobs: FastifyPluginAsyncTypebox = async (app) => {
       preHandler: requireAgent,
       schema: {
         tags: ['jobs'],
-        summary: 'Report bytes done on a running job',
+        summary: 'Report bytes done (and, for imports, morsel hashes) on a running job',
         params: IdParams,
         body: JobProgress,
-        response: { 200: Ok, 400: E, 401: E, 403: E, 404: E, 409: E },
+        response: { 200: Ok, 400: E, 401: E, 403: E, 404: E, 409: E, 500: E },
       },
     },
     async (req) => {
-      publish(await app.jobsRepo.progress(req.params.id, req.agent!.id, req.body));
+      const transfer = await app.jobsRepo.progress(req.params.id, req.agent!.id, req.body);
+      // Import jobs carry the hashes of the morsels stored since their last report.
+      if (req.body.hashes?.length && transfer.datasetId) {
+        await app.placementRepo.putMorselHashes(transfer.datasetId, req.body.hashes);
+      }
+      publish(transfer);
       return { ok: true as const };
     },
   );
@@ -78,7 +82,7 @@ const jobs: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Finish a running job as done or failed',
         params: IdParams,
         body: JobFinish,
-        response: { 200: JobView, 400: E, 401: E, 403: E, 404: E, 409: E },
+        response: { 200: JobView, 400: E, 401: E, 403: E, 404: E, 409: E, 500: E },
       },
     },
     async (req) => {

@@ -1,5 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ErrorBodySchema as E, FolderCreate, FolderView, Listing, ListQuery } from '@freeloader/protocol';
+import {
+  ErrorBodySchema as E,
+  FolderCreate,
+  FolderView,
+  Listing,
+  ListQuery,
+} from '@freeloader/protocol';
 import { requireUser } from '../auth/guards.js';
 
 /** Browse the namespace and make folders. */
@@ -12,7 +18,7 @@ const namespace: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['namespace'],
         summary: 'Folders and datasets directly under a folder (the root by default)',
         querystring: ListQuery,
-        response: { 200: Listing, 400: E, 401: E, 404: E },
+        response: { 200: Listing, 400: E, 401: E, 404: E, 500: E },
       },
     },
     async (req) => app.namespaceRepo.list(req.query.path),
@@ -26,7 +32,7 @@ const namespace: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['namespace'],
         summary: 'Create a folder and any missing parents (mkdir -p)',
         body: FolderCreate,
-        response: { 201: FolderView, 400: E, 401: E, 409: E },
+        response: { 201: FolderView, 400: E, 401: E, 409: E, 500: E },
       },
     },
     async (req, reply) => reply.status(201).send(await app.namespaceRepo.mkdirp(req.body.path)),

@@ -10,10 +10,17 @@ afterAll(async () => {
 });
 
 const reserve = (auth: string, body: Record<string, unknown>) =>
-  h.call({ method: 'POST', url: '/api/v1/reservations', headers: { authorization: auth }, payload: body });
+  h.call({
+    method: 'POST',
+    url: '/api/v1/reservations',
+    headers: { authorization: auth },
+    payload: body,
+  });
 
 const expire = (id: string) =>
-  h.app.pg.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
+  h.app.pg.query(`UPDATE reservations SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+    id,
+  ]);
 
 describe('reservations', () => {
   it('lets exactly one of two racing clients take the last free space', async () => {
@@ -48,7 +55,9 @@ describe('reservations', () => {
     const r = (await reserve(agent.auth, { agentId: agent.agentId, bytes: 1000 })).json();
     expect((await reserve(agent.auth, { agentId: agent.agentId, bytes: 1 })).statusCode).toBe(507);
     await expire(r.id);
-    expect((await reserve(agent.auth, { agentId: agent.agentId, bytes: 1000 })).statusCode).toBe(201);
+    expect((await reserve(agent.auth, { agentId: agent.agentId, bytes: 1000 })).statusCode).toBe(
+      201,
+    );
     const { rows } = await h.app.pg.query('SELECT state FROM reservations WHERE id = $1', [r.id]);
     expect(rows[0].state).toBe('expired');
     const commit = await h.call({
@@ -64,17 +73,35 @@ describe('reservations', () => {
     const agent = await h.enroll({ quotaBytes: 1000 });
     const r = (await reserve(agent.auth, { agentId: agent.agentId, bytes: 700 })).json();
     const url = `/api/v1/reservations/${r.id}`;
-    const commit = await h.call({ method: 'POST', url: `${url}/commit`, headers: { authorization: agent.auth } });
+    const commit = await h.call({
+      method: 'POST',
+      url: `${url}/commit`,
+      headers: { authorization: agent.auth },
+    });
     expect(commit.json()).toMatchObject({ id: r.id, state: 'committed', bytes: 700 });
     // Committing twice is harmless.
-    expect((await h.call({ method: 'POST', url: `${url}/commit`, headers: { authorization: agent.auth } })).statusCode).toBe(200);
+    expect(
+      (
+        await h.call({
+          method: 'POST',
+          url: `${url}/commit`,
+          headers: { authorization: agent.auth },
+        })
+      ).statusCode,
+    ).toBe(200);
     expect((await h.app.agentsRepo.get(agent.agentId))?.usedBytes).toBe(700);
-    expect((await reserve(agent.auth, { agentId: agent.agentId, bytes: 301 })).statusCode).toBe(507);
+    expect((await reserve(agent.auth, { agentId: agent.agentId, bytes: 301 })).statusCode).toBe(
+      507,
+    );
 
     const release = await h.call({ method: 'DELETE', url, headers: { authorization: agent.auth } });
     expect(release.json().state).toBe('released');
     expect((await h.app.agentsRepo.get(agent.agentId))?.usedBytes).toBe(0);
-    const again = await h.call({ method: 'POST', url: `${url}/commit`, headers: { authorization: agent.auth } });
+    const again = await h.call({
+      method: 'POST',
+      url: `${url}/commit`,
+      headers: { authorization: agent.auth },
+    });
     expect(again.statusCode).toBe(409);
   });
 
@@ -82,7 +109,11 @@ describe('reservations', () => {
     const admin = (await h.login('admin')).authorization;
     const agent = await h.enroll({ quotaBytes: 1000 });
     await reserve(agent.auth, { agentId: agent.agentId, bytes: 250 });
-    const list = await h.call({ method: 'GET', url: '/api/v1/agents', headers: { authorization: admin } });
+    const list = await h.call({
+      method: 'GET',
+      url: '/api/v1/agents',
+      headers: { authorization: admin },
+    });
     expect(list.json().find((a: { id: string }) => a.id === agent.agentId).reservedBytes).toBe(250);
   });
 

@@ -43,7 +43,11 @@ describe('join tokens', () => {
     expect(expiresIn).toBeGreaterThan(3500_000);
     expect(expiresIn).toBeLessThan(3700_000);
 
-    const list = await h.call({ method: 'GET', url: '/api/v1/tokens', headers: { authorization: admin } });
+    const list = await h.call({
+      method: 'GET',
+      url: '/api/v1/tokens',
+      headers: { authorization: admin },
+    });
     const listed = list.json().find((t: { id: string }) => t.id === tok.id);
     expect(listed).toBeDefined();
     expect(listed.token).toBeUndefined();
@@ -54,7 +58,11 @@ describe('join tokens', () => {
       headers: { authorization: admin },
     });
     expect(del.json()).toEqual({ ok: true });
-    const after = await h.call({ method: 'GET', url: '/api/v1/tokens', headers: { authorization: admin } });
+    const after = await h.call({
+      method: 'GET',
+      url: '/api/v1/tokens',
+      headers: { authorization: admin },
+    });
     expect(after.json().find((t: { id: string }) => t.id === tok.id).revoked).toBe(true);
   });
 
@@ -62,19 +70,29 @@ describe('join tokens', () => {
     ['DELETE', '/api/v1/tokens/not-a-uuid', 400, 'VALIDATION_FAILED'],
     ['DELETE', '/api/v1/tokens/00000000-0000-4000-8000-000000000000', 404, 'NOT_FOUND'],
   ])('%s %s → %i', async (method, url, status, code) => {
-    const res = await h.call({ method: method as 'DELETE', url, headers: { authorization: admin } });
+    const res = await h.call({
+      method: method as 'DELETE',
+      url,
+      headers: { authorization: admin },
+    });
     expect(res.statusCode).toBe(status);
     expect(res.json().error.code).toBe(code);
   });
 
-  it.each([{ maxUses: 0 }, { ttlSeconds: 1 }, { maxUses: 'many' }])('rejects body %o', async (payload) => {
-    const res = await h.call({
-      method: 'POST',
-      url: '/api/v1/tokens',
-      headers: { authorization: admin },
-      payload,
-    });
-    expect(res.statusCode).toBe(400);
-    expect(res.json().error).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining('body') });
-  });
+  it.each([{ maxUses: 0 }, { ttlSeconds: 1 }, { maxUses: 'many' }])(
+    'rejects body %o',
+    async (payload) => {
+      const res = await h.call({
+        method: 'POST',
+        url: '/api/v1/tokens',
+        headers: { authorization: admin },
+        payload,
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toMatchObject({
+        code: 'VALIDATION_FAILED',
+        message: expect.stringContaining('body'),
+      });
+    },
+  );
 });

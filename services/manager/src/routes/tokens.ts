@@ -23,7 +23,7 @@ const tokens: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['tokens'],
         summary: 'Create a join token; its secret is in this response only',
         body: Type.Optional(JoinTokenCreate),
-        response: { 201: JoinTokenCreated, 400: E, 401: E, 403: E },
+        response: { 201: JoinTokenCreated, 400: E, 401: E, 403: E, 500: E },
       },
     },
     async (req, reply) => {
@@ -39,7 +39,7 @@ const tokens: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['tokens'],
         summary: 'List join tokens (never their secrets)',
-        response: { 200: Type.Array(JoinTokenView), 401: E, 403: E },
+        response: { 200: Type.Array(JoinTokenView), 401: E, 403: E, 500: E },
       },
     },
     async () => app.joinTokensRepo.list(),
@@ -53,7 +53,7 @@ const tokens: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['tokens'],
         summary: 'Revoke a join token',
         params: IdParams,
-        response: { 200: Ok, 400: E, 401: E, 403: E, 404: E },
+        response: { 200: Ok, 400: E, 401: E, 403: E, 404: E, 500: E },
       },
     },
     async (req) => {

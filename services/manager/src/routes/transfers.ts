@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ErrorBodySchema as E, TransferList, TransferQuery } from '@freeloader/protocol';
+import { Type } from '@sinclair/typebox';
+import { ErrorBodySchema as E, TransferQuery, TransferView } from '@freeloader/protocol';
 import { requireUser } from '../auth/guards.js';
 
 /** Jobs as progress rows, most recently active first. */
@@ -12,10 +13,10 @@ const transfers: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['transfers'],
         summary: 'Transfers (jobs) with progress',
         querystring: TransferQuery,
-        response: { 200: TransferList, 400: E, 401: E },
+        response: { 200: Type.Array(TransferView), 400: E, 401: E, 500: E },
       },
     },
-    async (req) => ({ transfers: await app.jobsRepo.transfers(req.query) }),
+    async (req) => app.jobsRepo.transfers(req.query),
   );
 };
 export default transfers;

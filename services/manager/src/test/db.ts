@@ -12,7 +12,9 @@ export interface TestDatabase {
  * A fresh, empty database on a PostgreSQL server (the project's embedded one by default), so
  * test files never see each other's rows. Dropped with FORCE, which ends stray connections.
  */
-export async function createTestDatabase(adminUrl: string = inject('pgAdminUrl')): Promise<TestDatabase> {
+export async function createTestDatabase(
+  adminUrl: string = inject('pgAdminUrl'),
+): Promise<TestDatabase> {
   const name = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();

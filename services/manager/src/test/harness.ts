@@ -26,7 +26,10 @@ export async function startHarness(
   adminUrl?: string,
 ): Promise<Harness> {
   const db = await createTestDatabase(adminUrl);
-  const config = loadConfig({}, { databaseUrl: db.url, logLevel: 'silent', home: '/nonexistent', ...overrides });
+  const config = loadConfig(
+    {},
+    { databaseUrl: db.url, logLevel: 'silent', home: '/nonexistent', ...overrides },
+  );
   const app = await buildApp(config, { timers: false, ...opts });
   const call: Harness['call'] = (o) => app.inject(o);
 

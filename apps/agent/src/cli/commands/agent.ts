@@ -23,7 +23,10 @@ export function registerAgent(program: Command): void {
       const listen = parseListen(opts.listen);
       const quotaBytes = opts.quota !== undefined ? parseSize(opts.quota) : undefined;
       if (opts.bandwidthOnly && quotaBytes) {
-        throw new FreeLoaderError('VALIDATION_FAILED', '--bandwidth-only agents donate no disk: drop --quota');
+        throw new FreeLoaderError(
+          'VALIDATION_FAILED',
+          '--bandwidth-only agents donate no disk: drop --quota',
+        );
       }
       const daemon = await AgentDaemon.start({
         managerUrl: opts.manager,
@@ -38,7 +41,9 @@ export function registerAgent(program: Command): void {
         logger: createLogger(opts.logLevel),
       });
       daemon.on('status', (s: string) => console.error(`agent: ${s}`));
-      console.error(`agent ${daemon.identity?.agentId ?? '?'} serving at ${daemon.url} (${daemon.status})`);
+      console.error(
+        `agent ${daemon.identity?.agentId ?? '?'} serving at ${daemon.url} (${daemon.status})`,
+      );
       await runUntilSignal(() => daemon.stop());
     });
 }

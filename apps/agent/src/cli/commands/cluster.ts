@@ -53,7 +53,8 @@ export function registerCluster(program: Command): void {
       };
       try {
         const password =
-          manager.adminPassword ?? (await readFile(adminPasswordPath({ FREELOADER_HOME: opts.home }), 'utf8')).trim();
+          manager.adminPassword ??
+          (await readFile(adminPasswordPath({ FREELOADER_HOME: opts.home }), 'utf8')).trim();
         const admin = new ManagerClient(manager.url);
         const session = await admin.request<LoginResponse>('POST', '/auth/login', {
           username: 'admin',
@@ -62,7 +63,9 @@ export function registerCluster(program: Command): void {
         admin.setCredentials({ kind: 'user', token: session.token });
 
         const count = Number(opts.agents);
-        const dirs = Array.from({ length: count }, (_, i) => join(opts.home, 'cluster', `agent-${i + 1}`));
+        const dirs = Array.from({ length: count }, (_, i) =>
+          join(opts.home, 'cluster', `agent-${i + 1}`),
+        );
         const needToken = dirs.some((d) => !existsSync(identityPath(d)));
         const token = needToken
           ? (
@@ -121,7 +124,9 @@ function spawnAgent(name: string, args: string[]): ChildProcess {
     env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
   });
   // Agents' stderr carries their logs; prefix it so interleaved lines stay readable.
-  createInterface({ input: child.stderr! }).on('line', (line) => console.error(`[${name}] ${line}`));
+  createInterface({ input: child.stderr! }).on('line', (line) =>
+    console.error(`[${name}] ${line}`),
+  );
   child.on('exit', (code, signal) => {
     if (code !== 0 && signal !== 'SIGTERM') console.error(`[${name}] exited (${signal ?? code})`);
   });

@@ -10,5 +10,7 @@ describe('parseDuration', () => {
     ['2w', 1209600],
   ])('%s → %i s', (text, s) => expect(parseDuration(text)).toBe(s));
 
-  it.each(['', '7', 'd', '1.5h', '-1d', '3y'])('rejects %j', (t) => expect(() => parseDuration(t)).toThrow(/duration/));
+  it.each(['', '7', 'd', '1.5h', '-1d', '3y'])('rejects %j', (t) =>
+    expect(() => parseDuration(t)).toThrow(/duration/),
+  );
 });

@@ -9,6 +9,7 @@ const UNIT_S: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, w: 6048
  */
 export function parseDuration(text: string): number {
   const m = /^(\d+)([smhdw])$/.exec(text.trim());
-  if (!m) throw new FreeLoaderError('VALIDATION_FAILED', `not a duration: "${text}" (use e.g. 1h, 7d)`);
+  if (!m)
+    throw new FreeLoaderError('VALIDATION_FAILED', `not a duration: "${text}" (use e.g. 1h, 7d)`);
   return Number(m[1]) * UNIT_S[m[2]!]!;
 }

@@ -1,5 +1,11 @@
 import type { Command } from 'commander';
-import { FreeLoaderError, formatSize, type DatasetView, type ImportRequest, type SourceProbe } from '@freeloader/protocol';
+import {
+  FreeLoaderError,
+  formatSize,
+  type DatasetView,
+  type ImportRequest,
+  type SourceProbe,
+} from '@freeloader/protocol';
 import type { ManagerClient } from '../../manager-client.js';
 import { defaultManagerUrl } from '../paths.js';
 import { ProgressBar } from '../progress-bar.js';
@@ -27,30 +33,44 @@ export function registerImport(program: Command): void {
     .option('--stripe-size <n>', 'stripe size S in morsels')
     .option('--wait', 'wait until the import finishes, with a progress bar')
     .option('--manager <url>', 'manager URL', defaultManagerUrl())
-    .action(async (uri: string, opts: { name?: string; width?: string; stripeSize?: string; wait?: boolean; manager: string }) => {
-      const client = await userClient(opts.manager);
-      try {
-        const body: ImportRequest = {
-          uri,
-          ...(opts.name ? { name: opts.name } : {}),
-          ...(opts.width ? { width: Number(opts.width) } : {}),
-          ...(opts.stripeSize ? { stripeSize: Number(opts.stripeSize) } : {}),
-        };
-        const res = await client.request<ImportResult>('POST', '/datasets', body);
-        console.error(
-          `importing ${res.dataset.path}: ${formatSize(res.probe.size)}, ` +
-            `etag ${res.probe.etag ?? '-'}, ranges ${res.probe.acceptsRanges ? 'yes' : 'no (one donor streams it)'}`,
-        );
-        console.log(res.dataset.id);
-        if (opts.wait) await waitForImport(client, res.dataset);
-      } finally {
-        await client.close();
-      }
-    });
+    .action(
+      async (
+        uri: string,
+        opts: {
+          name?: string;
+          width?: string;
+          stripeSize?: string;
+          wait?: boolean;
+          manager: string;
+        },
+      ) => {
+        const client = await userClient(opts.manager);
+        try {
+          const body: ImportRequest = {
+            uri,
+            ...(opts.name ? { name: opts.name } : {}),
+            ...(opts.width ? { width: Number(opts.width) } : {}),
+            ...(opts.stripeSize ? { stripeSize: Number(opts.stripeSize) } : {}),
+          };
+          const res = await client.request<ImportResult>('POST', '/datasets', body);
+          console.error(
+            `importing ${res.dataset.path}: ${formatSize(res.probe.size)}, ` +
+              `etag ${res.probe.etag ?? '-'}, ranges ${res.probe.acceptsRanges ? 'yes' : 'no (one donor streams it)'}`,
+          );
+          console.log(res.dataset.id);
+          if (opts.wait) await waitForImport(client, res.dataset);
+        } finally {
+          await client.close();
+        }
+      },
+    );
 }
 
 /** Poll the transfers of one dataset until it is ready or failed, drawing a progress bar. */
-export async function waitForImport(client: ManagerClient, dataset: DatasetView): Promise<DatasetView> {
+export async function waitForImport(
+  client: ManagerClient,
+  dataset: DatasetView,
+): Promise<DatasetView> {
   const bar = new ProgressBar(dataset.sizeBytes, dataset.path.split('/').pop());
   const started = performance.now();
   for (;;) {
@@ -65,7 +85,9 @@ export async function waitForImport(client: ManagerClient, dataset: DatasetView)
       bar.update(dataset.sizeBytes, undefined, true);
       bar.done();
       const s = (performance.now() - started) / 1000;
-      console.error(`ready: ${formatSize(view.sizeBytes)} in ${s.toFixed(1)} s (${(view.sizeBytes / 1e6 / s).toFixed(1)} MB/s)`);
+      console.error(
+        `ready: ${formatSize(view.sizeBytes)} in ${s.toFixed(1)} s (${(view.sizeBytes / 1e6 / s).toFixed(1)} MB/s)`,
+      );
       return view;
     }
     if (view.state === 'failed') {

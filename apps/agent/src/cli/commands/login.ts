@@ -13,7 +13,8 @@ export function registerLogin(program: Command): void {
     .option('--manager <url>', 'manager URL', defaultManagerUrl())
     .option('--user <name>', 'user name', 'admin')
     .action(async (opts: { manager: string; user: string }) => {
-      const password = process.env.FREELOADER_PASSWORD ?? (await promptHidden(`password for ${opts.user}: `));
+      const password =
+        process.env.FREELOADER_PASSWORD ?? (await promptHidden(`password for ${opts.user}: `));
       const client = new ManagerClient(opts.manager);
       try {
         const res = await client.request<LoginResponse>('POST', '/auth/login', {
@@ -24,7 +25,11 @@ export function registerLogin(program: Command): void {
         await mkdir(dirname(path), { recursive: true, mode: 0o700 });
         await writeFile(
           path,
-          JSON.stringify({ managerUrl: client.baseUrl, token: res.token, username: res.user.username }) + '\n',
+          JSON.stringify({
+            managerUrl: client.baseUrl,
+            token: res.token,
+            username: res.user.username,
+          }) + '\n',
           { mode: 0o600 },
         );
         console.error(`signed in to ${client.baseUrl} as ${res.user.username} (${res.user.role})`);

@@ -7,7 +7,11 @@ export function registerManager(program: Command): void {
   program
     .command('manager')
     .description('run the manager (embedded PostgreSQL unless DATABASE_URL is set)')
-    .option('--listen <host:port>', 'API and console address', process.env.MANAGER_LISTEN ?? '127.0.0.1:7400')
+    .option(
+      '--listen <host:port>',
+      'API and console address',
+      process.env.MANAGER_LISTEN ?? '127.0.0.1:7400',
+    )
     .option('--home <dir>', 'FreeLoader home (embedded database, keys)', freeloaderHome())
     .option('--database-url <url>', 'use this PostgreSQL server instead of the embedded one')
     .action(async (opts: { listen: string; home: string; databaseUrl?: string }) => {

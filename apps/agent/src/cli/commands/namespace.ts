@@ -18,7 +18,8 @@ export function registerNamespace(program: Command): void {
           console.log(JSON.stringify(listing, null, 2));
           return;
         }
-        for (const f of listing.folders) console.log(`${'folder'.padEnd(9)} ${''.padStart(10)}  ${lastSegment(f.path)}/`);
+        for (const f of listing.folders)
+          console.log(`${'folder'.padEnd(9)} ${''.padStart(10)}  ${lastSegment(f.path)}/`);
         for (const d of listing.datasets) console.log(formatDatasetLine(d));
         if (listing.folders.length + listing.datasets.length === 0) console.error('(empty)');
       } finally {

@@ -42,7 +42,9 @@ export function registerToken(program: Command): void {
         const list = await client.request<JoinTokenView[]>('GET', '/tokens');
         for (const t of list) {
           const state = t.revoked ? 'revoked' : t.uses >= t.maxUses ? 'used' : 'active';
-          console.log(`${t.id}  ${state.padEnd(7)}  ${t.uses}/${t.maxUses}  expires ${t.expiresAt}  ${t.note ?? ''}`);
+          console.log(
+            `${t.id}  ${state.padEnd(7)}  ${t.uses}/${t.maxUses}  expires ${t.expiresAt}  ${t.note ?? ''}`,
+          );
         }
       } finally {
         await client.close();
@@ -63,4 +65,3 @@ export function registerToken(program: Command): void {
       }
     });
 }
-

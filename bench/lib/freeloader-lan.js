@@ -1,0 +1,131 @@
+import { readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runFreeLoader, spawnFreeLoader } from './freeloader.js';
+import { exec, waitForPort } from './processes.js';
+
+const MANAGER_PORT = 7400;
+const AGENT_PORT = 7500;
+
+/**
+ * @typedef {object} FreeLoaderLan
+ * @property {string} url the manager's URL (on the emulated LAN)
+ * @property {string} cliHome FREELOADER_HOME of the signed-in admin CLI on the client
+ * @property {string} managerLog
+ * @property {string[]} agentLogs one per donor, in tb.donors order
+ * @property {(args: string[], timeoutMs?: number) => Promise<import('./sh.js').RunResult>} cli
+ *   run `freeloader <args> --manager <url>` as the admin on the client host
+ */
+
+/**
+ * Bring FreeLoader up on a testbed: the manager (embedded PostgreSQL) in the manager namespace,
+ * the admin CLI signed in on the client, and one agent per donor enrolled with a join token and
+ * advertising its LAN address; resolves once the manager sees every agent live. Everything it
+ * starts dies with `tb.teardown()`. Logs: `<workDir>/<host>-<command>.log`.
+ *
+ * @param {import('./testbed.js').Testbed} tb
+ * @param {{ workDir: string, quota?: string, env?: NodeJS.ProcessEnv }} opts
+ * @returns {Promise<FreeLoaderLan>}
+ * @example
+ *   const fl = await startFreeLoaderLan(tb, { workDir: ctx.workDir('fl') });
+ *   await fl.cli(['import', source.url(ds.name), '--width', '4', '--wait']);
+ */
+export async function startFreeLoaderLan(tb, opts) {
+  const work = opts.workDir;
+  const env = opts.env ?? {};
+  const url = `http://${tb.manager.ip}:${MANAGER_PORT}`;
+  const mgrHome = join(work, 'manager-home');
+  await mkdir(mgrHome, { recursive: true });
+  const mgr = spawnFreeLoader(
+    tb.manager,
+    ['manager', '--listen', `${tb.manager.ip}:${MANAGER_PORT}`, '--home', mgrHome],
+    {
+      home: mgrHome,
+      logDir: work,
+      env,
+    },
+  );
+  await waitForPort(tb.client, tb.manager.ip, MANAGER_PORT, {
+    what: 'manager',
+    logPath: mgr.logPath,
+    timeoutMs: 120000,
+  });
+
+  const cliHome = join(work, 'cli-home');
+  const cli = (/** @type {string[]} */ args, timeoutMs = 0) =>
+    runFreeLoader(tb.client, [...args, '--manager', url], { home: cliHome, env, timeoutMs });
+  const password = readFileSync(join(mgrHome, 'manager', 'admin-password'), 'utf8').trim();
+  await runFreeLoader(tb.client, ['login', '--manager', url], {
+    home: cliHome,
+    env: { ...env, FREELOADER_PASSWORD: password },
+  });
+  const token =
+    (await cli(['token', 'create', '--uses', String(tb.donors.length)])).stdout
+      .trim()
+      .split('\n')
+      .pop() ?? '';
+
+  const agents = tb.donors.map((d) =>
+    spawnFreeLoader(
+      d,
+      [
+        'agent',
+        '--manager',
+        url,
+        '--token',
+        token,
+        '--dir',
+        join(work, `agent-${d.name}`),
+        '--quota',
+        opts.quota ?? '4GiB',
+        '--listen',
+        `${d.ip}:${AGENT_PORT}`,
+        '--advertise',
+        `http://${d.ip}:${AGENT_PORT}`,
+        '--name',
+        d.name,
+      ],
+      { home: join(work, `agent-home-${d.name}`), logDir: work, env },
+    ),
+  );
+  await waitForLiveAgents(
+    tb,
+    url,
+    join(cliHome, 'cli-session.json'),
+    tb.donors.length,
+    agents.map((a) => a.logPath),
+  );
+  return { url, cliHome, managerLog: mgr.logPath, agentLogs: agents.map((a) => a.logPath), cli };
+}
+
+/**
+ * Poll `GET /api/v1/agents` (from the client, with the CLI's session) until `n` agents are live.
+ *
+ * @param {import('./testbed.js').Testbed} tb
+ * @param {string} url
+ * @param {string} sessionFile
+ * @param {number} n
+ * @param {string[]} logs shown when it times out
+ */
+async function waitForLiveAgents(tb, url, sessionFile, n, logs) {
+  const { token } = JSON.parse(readFileSync(sessionFile, 'utf8'));
+  const deadline = Date.now() + 60000;
+  let live = 0;
+  while (Date.now() < deadline) {
+    const res = await exec(
+      tb.client,
+      'curl',
+      ['-sf', '-H', `Authorization: Bearer ${token}`, `${url}/api/v1/agents`],
+      { allowFail: true },
+    );
+    if (res.code === 0) {
+      const body = JSON.parse(res.stdout);
+      const list = Array.isArray(body) ? body : (body.agents ?? body.items ?? []);
+      live = list.filter((/** @type {{ state: string }} */ a) => a.state === 'live').length;
+      if (live >= n) return;
+    }
+    await sleep(250);
+  }
+  throw new Error(`only ${live} of ${n} agents live after 60 s; logs: ${logs.join(', ')}`);
+}

@@ -1,0 +1,80 @@
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { exec, spawnLogged } from './processes.js';
+import { run } from './sh.js';
+
+/** The built `freeloader` CLI (`npm run build` makes it). */
+export const FREELOADER_CLI = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  '../../apps/agent/dist/cli/main.js',
+);
+
+/** Subcommands a FreeLoader benchmark run needs. */
+export const DATA_PATH_COMMANDS = Object.freeze([
+  'manager',
+  'agent',
+  'token',
+  'login',
+  'import',
+  'get',
+]);
+
+/**
+ * What is missing for FreeLoader runs: the built CLI and its data-path subcommands.
+ *
+ * @returns {Promise<string[]>} empty when everything is there
+ */
+export async function missingDataPath() {
+  if (!existsSync(FREELOADER_CLI)) return [`${FREELOADER_CLI} (run npm run build)`];
+  const help = await run('node', [FREELOADER_CLI, '--help'], { allowFail: true });
+  const have = new Set([...help.stdout.matchAll(/^\s{2}(\w[\w-]*)/gm)].map((m) => m[1]));
+  return DATA_PATH_COMMANDS.filter((c) => !have.has(c)).map((c) => `freeloader ${c}`);
+}
+
+/**
+ * Environment for one FreeLoader process: its own FREELOADER_HOME (manager data, CLI session) so
+ * runs never touch ~/.freeloader, plus whatever `env` adds (DEAD_AFTER_MS, EMBEDDED_PG_PORT…).
+ *
+ * @param {string} home
+ * @param {NodeJS.ProcessEnv} [env]
+ * @returns {NodeJS.ProcessEnv}
+ */
+export function freeloaderEnv(home, env = {}) {
+  return { ...process.env, FREELOADER_HOME: home, LOG_LEVEL: 'warn', ...env };
+}
+
+/**
+ * Start a long-running `freeloader <args>` (manager, agent) in `host`'s namespace, logging to
+ * `<logDir>/<host>-<args[0]>.log`; it dies with the testbed.
+ *
+ * @param {import('./processes.js').Host} host
+ * @param {string[]} args e.g. ['manager', '--listen', `${tb.manager.ip}:7400`]
+ * @param {{ home: string, logDir: string, env?: NodeJS.ProcessEnv }} opts
+ * @example
+ *   const mgr = spawnFreeLoader(tb.manager, ['manager', '--listen', `${tb.manager.ip}:7400`],
+ *     { home: join(work, 'mgr'), logDir: work });
+ *   await waitForPort(tb.client, tb.manager.ip, 7400, { what: 'manager', logPath: mgr.logPath, timeoutMs: 60000 });
+ */
+export function spawnFreeLoader(host, args, opts) {
+  const logPath = join(opts.logDir, `${host.name}-${args[0]}.log`);
+  return spawnLogged(host, 'node', [FREELOADER_CLI, ...args], {
+    logPath,
+    env: freeloaderEnv(opts.home, opts.env),
+  });
+}
+
+/**
+ * Run a short `freeloader <args>` (login, token create, import, get) in `host`'s namespace and
+ * collect its output; rejects on a non-zero exit.
+ *
+ * @param {import('./processes.js').Host} host
+ * @param {string[]} args
+ * @param {{ home: string, env?: NodeJS.ProcessEnv, timeoutMs?: number }} opts
+ */
+export function runFreeLoader(host, args, opts) {
+  return exec(host, 'node', [FREELOADER_CLI, ...args], {
+    env: freeloaderEnv(opts.home, opts.env),
+    timeoutMs: opts.timeoutMs,
+  });
+}

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { runIdOf } from '../cleanup.js';
+import { parseArgs } from '../run.js';
+import { inNamespace } from './netns.js';
+import { nginxConf } from './nginx.js';
+import { gnuplotScript } from './plot.js';
+import { missingPackages } from './prereqs.js';
+import { median } from './stats.js';
+
+describe('median', () => {
+  it.each([
+    [[3, 1, 2], 2],
+    [[4, 1, 3, 2], 2.5],
+    [[7], 7],
+  ])('%j → %d', (xs, m) => expect(median(xs)).toBe(m));
+  it('rejects an empty list', () => expect(() => median([])).toThrow());
+});
+
+describe('runIdOf', () => {
+  it.each([
+    ['fl-3fa2-d1', '3fa2'],
+    ['fl-3fa2-sw', '3fa2'],
+    ['fl-d1', null],
+    ['other-3fa2-d1', null],
+  ])('%s → %s', (ns, id) => expect(runIdOf(ns)).toBe(id));
+});
+
+describe('parseArgs', () => {
+  it.each([
+    [[], { quick: false, keep: false, names: [] }],
+    [['--quick', 'link-goodput'], { quick: true, keep: false, names: ['link-goodput'] }],
+    [['a', '--keep', 'b'], { quick: false, keep: true, names: ['a', 'b'] }],
+  ])('%j', (argv, parsed) => expect(parseArgs(argv)).toEqual(parsed));
+  it('rejects unknown options', () => expect(() => parseArgs(['--fast'])).toThrow(/--fast/));
+});
+
+describe('inNamespace', () => {
+  it.each([
+    ['fl-1-cl', ['ip', ['netns', 'exec', 'fl-1-cl', 'curl', '-s']]],
+    [null, ['curl', ['-s']]],
+  ])('%s', (ns, argv) => expect(inNamespace(ns, 'curl', ['-s'])).toEqual(argv));
+});
+
+describe('missingPackages', () => {
+  it.each([
+    [{ ip: 'iproute2', tc: 'iproute2', curl: 'curl' }, [], ['curl', 'iproute2']],
+    [{ ip: 'iproute2', curl: 'curl' }, ['ip'], ['curl']],
+    [{ curl: 'curl' }, ['curl'], []],
+  ])('%j with %j', (required, have, pkgs) => {
+    expect(missingPackages(required, (c) => /** @type {string[]} */ (have).includes(c))).toEqual(
+      pkgs,
+    );
+  });
+});
+
+describe('nginxConf', () => {
+  it.each([
+    [undefined, 'limit_rate 0;'],
+    ['1m', 'limit_rate 1m;'],
+  ])('limit_rate %s', (limitRate, line) => {
+    const conf = nginxConf({ dir: '/w', root: '/r', ip: '10.77.1.1', port: 8080, limitRate });
+    expect(conf).toContain(line);
+    expect(conf).toContain('listen 10.77.1.1:8080');
+    expect(conf).toContain('root /r;');
+    expect(conf).toContain('pid /w/nginx.pid;');
+  });
+});
+
+describe('gnuplotScript', () => {
+  it('inlines every series and strips quotes from titles', () => {
+    const s = gnuplotScript('/o.png', {
+      title: 'a "b"',
+      xlabel: 'W',
+      ylabel: 'MB/s',
+      series: [
+        {
+          title: 's1',
+          points: [
+            [1, 2],
+            [3, 4],
+          ],
+        },
+        { title: 's2', points: [[1, 5]] },
+      ],
+    });
+    expect(s).toContain('set title "a b"');
+    expect(s).toContain("'-' using 1:2 with linespoints title \"s1\", '-'");
+    expect(s).toContain('1 2\n3 4\ne\n1 5\ne');
+  });
+});

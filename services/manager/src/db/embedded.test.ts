@@ -1,0 +1,68 @@
+import { chmod, lstat, mkdir, mkdtemp, readlink, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../test/free-port.js';
+import { startEmbeddedPostgres } from './embedded.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'fl-embedded-'));
+  await chmod(dir, 0o711);
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function selectOne(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ n: number }>('SELECT 1 AS n')).rows[0]!.n;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('startEmbeddedPostgres', () => {
+  it('refuses a non-empty directory that holds no cluster', async () => {
+    const dataDir = join(dir, 'junk', 'pgdata');
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(join(dataDir, 'stray.txt'), 'x');
+    await expect(startEmbeddedPostgres({ dataDir, port: 1, ownedRoot: dir })).rejects.toThrow(
+      /not empty but holds no PostgreSQL cluster/,
+    );
+  });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'as root, relocates data the postgres user cannot reach and follows the link on restart',
+    async () => {
+      // home sits inside a directory closed to others, like /root/.freeloader.
+      const closed = join(dir, 'closed');
+      await mkdir(closed, { mode: 0o700 });
+      await chmod(closed, 0o700);
+      const home = join(closed, 'home');
+      const dataDir = join(home, 'manager', 'pgdata');
+      const relocateTo = join(dir, 'relocated');
+      const port = await freePort();
+
+      const first = await startEmbeddedPostgres({ dataDir, port, ownedRoot: home, relocateTo });
+      try {
+        expect(first.initialised).toBe(true);
+        expect((await lstat(dataDir)).isSymbolicLink()).toBe(true);
+        expect(await readlink(dataDir)).toMatch(new RegExp(`^${relocateTo}/pgdata-[0-9a-f]{16}$`));
+        expect(await selectOne(first.url)).toBe(1);
+      } finally {
+        await first.stop();
+      }
+      const second = await startEmbeddedPostgres({ dataDir, port, ownedRoot: home, relocateTo });
+      try {
+        expect(second.initialised).toBe(false);
+        expect(await selectOne(second.url)).toBe(1);
+      } finally {
+        await second.stop();
+      }
+    },
+  );
+});

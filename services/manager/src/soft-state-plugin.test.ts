@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FreeLoaderEvent } from '@freeloader/protocol';
+import { startHarness, type Harness } from './test/harness.js';
+
+let h: Harness;
+beforeAll(async () => {
+  // Real timers and the real clock, with windows short enough to watch.
+  h = await startHarness(
+    { staleAfterMs: 300, deadAfterMs: 700, softStateFlushMs: 50 },
+    { timers: true },
+  );
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+async function waitFor<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  ms = 3_000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('soft-state timers', () => {
+  it('flush last-seen to the database and announce stale then dead on their own', async () => {
+    const seen: FreeLoaderEvent[] = [];
+    const off = h.app.events.subscribe((e) => seen.push(e));
+    const agent = await h.enroll();
+    await h.call({
+      method: 'POST',
+      url: '/api/v1/agents/heartbeat',
+      headers: { authorization: agent.auth },
+      payload: { quotaBytes: 1, usedBytes: 0, freeBytes: 77, servingRate: 0 },
+    });
+    const flushed = await waitFor(async () => {
+      const { rows } = await h.app.pg.query(
+        'SELECT last_seen_at, free_bytes FROM agents WHERE id = $1',
+        [agent.agentId],
+      );
+      return rows[0]?.free_bytes === 77 ? rows[0] : undefined;
+    });
+    expect(flushed.last_seen_at).toBeInstanceOf(Date);
+    const states = () =>
+      seen
+        .filter((e) => e.type === 'agent' && e.agentId === agent.agentId)
+        .map((e) => (e as { state: string }).state);
+    await waitFor(() => (states().includes('dead') ? true : undefined));
+    off();
+    expect(states()).toEqual(['live', 'stale', 'dead']);
+  });
+});

@@ -1,0 +1,72 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from './test/harness.js';
+
+/**
+ * The same smoke as everywhere else, against the machine's own PostgreSQL at 127.0.0.1:5432
+ * (trust auth, database `test`) as CI and developers have it, on a throwaway database.
+ */
+const CANDIDATES = [
+  process.env.SYSTEM_DATABASE_URL,
+  'postgres://postgres@127.0.0.1:5432/test',
+  'postgres://root@127.0.0.1:5432/test',
+].filter((u): u is string => !!u);
+
+async function firstReachable(): Promise<{ url?: string; reason: string }> {
+  const reasons: string[] = [];
+  for (const url of CANDIDATES) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+    try {
+      await client.connect();
+      await client.query('SELECT 1');
+      return { url, reason: '' };
+    } catch (e) {
+      reasons.push(`${url.replace(/:[^:@/]*@/, ':***@')}: ${(e as Error).message}`);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+  return { reason: reasons.join('; ') };
+}
+
+const system = await firstReachable();
+if (!system.url) console.warn(`skipping system PostgreSQL smoke: unreachable (${system.reason})`);
+
+describe.skipIf(!system.url)('on the system PostgreSQL at 127.0.0.1:5432', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({}, {}, system.url);
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('migrates, enrolls, heartbeats and lists an agent', async () => {
+    const { rows } = await h.app.pg.query('SELECT name FROM schema_migrations');
+    expect(rows.map((r) => r.name)).toEqual(['001_init']);
+    const agent = await h.enroll({ name: 'system-pg' });
+    const hb = await h.call({
+      method: 'POST',
+      url: '/api/v1/agents/heartbeat',
+      headers: { authorization: agent.auth },
+      payload: { quotaBytes: 10, usedBytes: 1, freeBytes: 9, servingRate: 0 },
+    });
+    expect(hb.statusCode).toBe(200);
+    const admin = (await h.login('admin')).authorization;
+    const list = await h.call({
+      method: 'GET',
+      url: '/api/v1/agents',
+      headers: { authorization: admin },
+    });
+    expect(list.json()).toEqual([
+      expect.objectContaining({
+        id: agent.agentId,
+        name: 'system-pg',
+        state: 'live',
+        freeBytes: 9,
+      }),
+    ]);
+    const reservation = await h.app.reservationsRepo.reserve({ agentId: agent.agentId, bytes: 5 });
+    expect(reservation.state).toBe('active');
+  });
+});
