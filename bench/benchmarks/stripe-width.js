@@ -5,18 +5,13 @@
 //
 // Plan, with the helpers bench/lib/testbed.js exports (every process dies with tb.teardown()):
 //   const tb = await createTestbed({ donors: Math.max(...widths), log: ctx.log });
-//   const source = await startNginx(tb.source, { root: ds.dir, workDir });          // WAN source
-//   const mgr = spawnFreeLoader(tb.manager, ['manager', '--listen', `${tb.manager.ip}:7400`],
-//     { home: `${work}/mgr`, logDir: work });
-//   await waitForPort(tb.client, tb.manager.ip, 7400, { what: 'manager', logPath: mgr.logPath, timeoutMs: 60000 });
-//   // admin password: `${work}/mgr/manager/admin-password`; then in the client namespace:
-//   await runFreeLoader(tb.client, ['login', '--manager', url], { home: cli, env: { FREELOADER_PASSWORD } });
-//   const token = (await runFreeLoader(tb.client, ['token', 'create', '--uses', String(n)], { home: cli })).stdout;
-//   for (const d of tb.donors) spawnFreeLoader(d, ['agent', '--manager', url, '--token', token, '--dir', dir,
-//     '--quota', '2GiB', '--listen', `${d.ip}:7500`, '--advertise', `http://${d.ip}:7500`], { home, logDir: work });
-//   per W: runFreeLoader(tb.client, ['import', source.url(ds.name), '--width', W, '--wait'], …);
-//          time runFreeLoader(tb.client, ['get', path, '-o', out], …), verify sha256, row with
-//          limit min(client goodput, Σ goodput of the W donors) from measureGoodput.
+//   const source = await startNginx(tb.source, { root: ds.dir, workDir });     // the WAN source
+//   const fl = await startFreeLoaderLan(tb, { workDir });   // manager, signed-in CLI, live agents
+//   per W: await fl.cli(['import', source.url(ds.name), '--name', `w${W}/${ds.name}`, '--width', W, '--wait']);
+//          time fl.cli(['get', `w${W}/${ds.name}`, '-o', out]), verify the sha256, and report a row
+//          limited by min(client goodput, Σ goodput of the W donors) from measureGoodput.
+// startFreeLoaderLan is tested up to enrolment (agents live); `import` answered
+// "no route POST /api/v1/datasets" when this skeleton was written.
 // ──────────────────────────────────────────────────────────────────────────────────────────────
 import { missingDataPath } from '../lib/testbed.js';
 

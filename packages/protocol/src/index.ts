@@ -20,3 +20,4 @@ export * from './schemas/holdings.js';
 export * from './schemas/transfers.js';
 export * from './schemas/imports.js';
 export * from './schemas/agent-health.js';
+export * from './schemas/rates.js';

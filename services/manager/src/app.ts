@@ -12,6 +12,7 @@ import postgresPlugin from './plugins/postgres.js';
 import swaggerPlugin from './plugins/swagger.js';
 import agentsRepo from './repositories/agents.js';
 import jobsRepo from './repositories/jobs.js';
+import ratesRepo from './repositories/rates.js';
 import joinTokensRepo from './repositories/join-tokens.js';
 import namespaceRepo from './repositories/namespace.js';
 import placementRepo from './repositories/placement.js';
@@ -20,6 +21,7 @@ import signingKeys from './repositories/settings.js';
 import usersRepo from './repositories/users.js';
 import api from './routes/index.js';
 import softStatePlugin, { type SoftStatePluginOptions } from './soft-state-plugin.js';
+import deadDonorWatch from './imports/dead-donor-watch.js';
 
 export interface BuildOptions extends SoftStatePluginOptions {
   /** Where log lines go instead of stdout (tests read them back). */
@@ -92,11 +94,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       placementRepo,
       reservationsRepo,
       jobsRepo,
+      ratesRepo,
       signingKeys,
     ]) {
       await app.register(repo);
     }
     await app.register(softStatePlugin, { clock: opts.clock, timers: opts.timers });
+    await app.register(deadDonorWatch);
     await app.register(authPlugin);
     await app.register(api, { prefix: '/api/v1' });
     await app.register(consolePlugin);

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { FreeLoaderError, type JobView } from '@freeloader/protocol';
 import { withTransaction, type Queryable } from './db/pool.js';
 import { enqueueJob } from './repositories/jobs.js';
+import { completeImport, failImport } from './imports/import-outcome.js';
 import { donorsOfDataset } from './repositories/placement.js';
 
 /** Remove a dataset for good: its reservations give their bytes back, rows cascade. */
@@ -81,13 +82,8 @@ export async function onJobFinished(app: FastifyInstance, job: JobView): Promise
   const dataset = await app.namespaceRepo.get(datasetId);
   if (!dataset || dataset.state !== 'importing') return;
   if (job.state === 'failed') {
-    await app.namespaceRepo.setState(datasetId, 'failed', { error: job.error ?? 'import failed' });
-    app.events.publish({ type: 'dataset', datasetId, state: 'failed' });
+    await failImport(app, datasetId, job.error ?? 'import failed', job);
   } else if ((await app.jobsRepo.unfinished(datasetId, 'import')) === 0) {
-    await app.namespaceRepo.setState(datasetId, 'ready', {
-      error: null,
-      cachedBytes: dataset.sizeBytes,
-    });
-    app.events.publish({ type: 'dataset', datasetId, state: 'ready' });
+    await completeImport(app, dataset);
   }
 }

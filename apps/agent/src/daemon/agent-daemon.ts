@@ -12,6 +12,7 @@ import {
 } from '@freeloader/protocol';
 import { ManagerClient } from '../manager-client.js';
 import { buildMorselService, listenMorselService } from '../service/morsel-service.js';
+import { deleteJobHandler } from '../jobs/delete-job.js';
 import { importJobHandler } from '../jobs/import-job.js';
 import { JobRunner } from '../jobs/job-runner.js';
 import { FsStore } from '../store/fs-store.js';
@@ -99,6 +100,7 @@ export class AgentDaemon extends EventEmitter {
           agentId: () => this.identity!.agentId,
           allowFileUris: opts.allowFileUris ?? false,
         }),
+        delete: deleteJobHandler(store),
       },
       this.log,
     );

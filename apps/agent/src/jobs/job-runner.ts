@@ -33,6 +33,8 @@ export class JobRunner {
   private running = new Map<string, AbortController>();
   private stopped = false;
   private claiming = false;
+  /** The first claim after start also takes back jobs this agent was running when it stopped. */
+  private resumed = false;
 
   constructor(
     private readonly manager: ManagerClient,
@@ -77,7 +79,9 @@ export class JobRunner {
       const jobs = await this.manager.request<JobView[]>('POST', '/jobs/claim', {
         kinds: Object.keys(this.handlers),
         max: room,
+        ...(this.resumed ? {} : { resume: true }),
       });
+      this.resumed = true;
       for (const job of jobs) void this.run(job);
     } catch (e) {
       this.log.debug({ err: String(e) }, 'job claim failed');

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_MORSEL_SIZE, MIN_MORSEL_SIZE } from '../limits.js';
 import { Bytes, NamespacePath, Uri } from './common.js';
-import { DonorEndpoint, ExtentSchema } from './datasets.js';
+import { DatasetView, DonorEndpoint, ExtentSchema } from './datasets.js';
 
 /** Widest stripe a dataset may ask for (donors read in parallel). */
 export const MAX_STRIPE_WIDTH = 64;
@@ -53,3 +53,16 @@ export const MorselHash = Type.Object({
   sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
 });
 export type MorselHash = Static<typeof MorselHash>;
+
+/** `POST /api/v1/datasets` answer: the new dataset (null on a dry run), the probe and the plan. */
+export const ImportResponse = Type.Object({
+  dataset: Type.Union([DatasetView, Type.Null()]),
+  probe: SourceProbe,
+  plan: Type.Object({
+    width: Type.Integer(),
+    stripeSize: Type.Integer(),
+    morsels: Type.Integer(),
+    donors: Type.Integer(),
+  }),
+});
+export type ImportResponse = Static<typeof ImportResponse>;

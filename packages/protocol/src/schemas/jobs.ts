@@ -38,6 +38,8 @@ export type JobView = Static<typeof JobView>;
 export const JobClaimRequest = Type.Object({
   kinds: Type.Optional(Type.Array(Type.String())),
   max: Type.Optional(Type.Integer({ minimum: 1, maximum: 16 })),
+  /** First claim after the agent restarted: also return the jobs it was running. */
+  resume: Type.Optional(Type.Boolean()),
 });
 
 export const JobProgress = Type.Object({

@@ -105,23 +105,26 @@ export function createJobsRepo(pool: pg.Pool) {
     /**
      * Take up to `max` queued jobs meant for this agent (or for anyone), oldest first. Rows
      * another claimer holds are skipped, not waited for, so concurrent claimers never share one.
+     * `resume` (an agent's first claim after it restarted) also hands back the jobs it was
+     * running when it stopped, so a restart loses nothing.
      */
     async claim(
       agentId: string,
-      opts: { kinds?: string[]; max?: number } = {},
+      opts: { kinds?: string[]; max?: number; resume?: boolean } = {},
     ): Promise<JobView[]> {
       const { rows } = await pool.query<JobRow>(
         `UPDATE jobs SET state = 'running', agent_id = $1, locked_by = $1,
                 attempts = attempts + 1, updated_at = now()
          WHERE id IN (
            SELECT id FROM jobs
-           WHERE state = 'queued' AND (agent_id = $1 OR agent_id IS NULL)
+           WHERE ((state = 'queued' AND (agent_id = $1 OR agent_id IS NULL))
+                  OR ($4 AND state = 'running' AND locked_by = $1))
              AND ($2::text[] IS NULL OR kind = ANY($2::text[]))
            ORDER BY created_at
            LIMIT $3
            FOR UPDATE SKIP LOCKED)
          RETURNING ${COLUMNS}`,
-        [agentId, opts.kinds ?? null, opts.max ?? 1],
+        [agentId, opts.kinds ?? null, opts.max ?? 1, opts.resume ?? false],
       );
       return rows.sort((a, b) => a.created_at.getTime() - b.created_at.getTime()).map(toJobView);
     },

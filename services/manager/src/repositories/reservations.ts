@@ -186,6 +186,40 @@ export function createReservationsRepo(pool: pg.Pool) {
       );
     },
 
+    /**
+     * Commit every active reservation of a dataset (its import finished): the bytes become used.
+     * Returns how many were committed; expired ones stay expired (the caller fails the dataset).
+     */
+    async commitDataset(
+      tx: Queryable,
+      datasetId: string,
+    ): Promise<{ committed: number; expired: number }> {
+      await tx.query(
+        `SELECT 1 FROM agents WHERE id IN (
+           SELECT agent_id FROM reservations WHERE dataset_id = $1 AND state = 'active')
+         ORDER BY id FOR UPDATE`,
+        [datasetId],
+      );
+      const { rows } = await tx.query<{ committed: number; expired: number }>(
+        `WITH due AS (
+           SELECT id, agent_id, bytes, expires_at > now() AS alive FROM reservations
+           WHERE dataset_id = $1 AND state = 'active' FOR UPDATE),
+         done AS (
+           UPDATE reservations r
+           SET state = CASE WHEN due.alive THEN 'committed' ELSE 'expired' END, updated_at = now()
+           FROM due WHERE r.id = due.id),
+         used AS (
+           UPDATE agents a SET used_bytes = a.used_bytes + s.bytes
+           FROM (SELECT agent_id, sum(bytes)::bigint AS bytes FROM due WHERE alive
+                 GROUP BY agent_id) s
+           WHERE a.id = s.agent_id)
+         SELECT count(*) FILTER (WHERE alive)::int AS committed,
+                count(*) FILTER (WHERE NOT alive)::int AS expired FROM due`,
+        [datasetId],
+      );
+      return rows[0]!;
+    },
+
     sweepExpired: () => sweepExpiredReservations(pool),
   };
 }

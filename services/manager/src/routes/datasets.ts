@@ -44,12 +44,12 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/datasets/:id',
     {
-      preHandler: requireUser(),
+      preHandler: requireUserOrAgent,
       schema: {
         tags: ['datasets'],
         summary: 'A dataset by id',
         params: IdParams,
-        response: { 200: DatasetView, 400: E, 401: E, 404: E, 500: E },
+        response: { 200: DatasetView, 400: E, 401: E, 403: E, 404: E, 500: E },
       },
     },
     async (req) => mustGet(req.params.id),
@@ -104,7 +104,7 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/datasets/:id',
     {
-      preHandler: requireUser(),
+      preHandler: requireUserOrAgent,
       schema: {
         tags: ['datasets'],
         summary: 'Delete a dataset: donors drop its morsels, then it is gone',

@@ -4,8 +4,10 @@ import auth from './auth.js';
 import datasets from './datasets.js';
 import events from './events.js';
 import health from './health.js';
+import imports from './imports.js';
 import jobs from './jobs.js';
 import namespace from './namespace.js';
+import rates from './rates.js';
 import reservations from './reservations.js';
 import tokens from './tokens.js';
 import transfers from './transfers.js';
@@ -19,6 +21,8 @@ const api: FastifyPluginAsync = async (app) => {
     agents,
     namespace,
     datasets,
+    imports,
+    rates,
     reservations,
     jobs,
     transfers,

@@ -44,6 +44,7 @@ const jobs: FastifyPluginAsyncTypebox = async (app) => {
       const claimed = await app.jobsRepo.claim(req.agent!.id, {
         kinds: req.body?.kinds,
         max: req.body?.max,
+        resume: req.body?.resume,
       });
       for (const job of claimed) publish({ ...job, jobId: job.id, rate: 0 });
       return claimed;

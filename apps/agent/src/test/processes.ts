@@ -1,0 +1,106 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+/** The built CLI the tests run as real processes (build first: `npx tsc -b`). */
+export const CLI_MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+/** Every process a test spawned and has not seen exit; {@link killSpawned} ends them. */
+const spawned = new Set<ChildProcess>();
+
+/**
+ * Spawn `node <built CLI> ...args` and remember it so {@link killSpawned} can end it even when a
+ * test fails half-way. stdout and stderr are pipes.
+ */
+export function spawnCli(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  opts: { detached?: boolean } = {},
+): ChildProcess {
+  const child = spawn(process.execPath, [CLI_MAIN, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+    detached: opts.detached ?? false,
+  });
+  spawned.add(child);
+  child.once('exit', () => spawned.delete(child));
+  return child;
+}
+
+/** True while the process has neither exited nor been reaped after a signal. */
+export function isRunning(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+/** Resolve with the exit code (null after a signal) once `child` has exited. */
+export function exited(child: ChildProcess): Promise<number | null> {
+  if (!isRunning(child)) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+/** SIGKILL every process spawned by this test file that is still running (for `afterAll`). */
+export async function killSpawned(): Promise<void> {
+  const live = [...spawned].filter(isRunning);
+  for (const child of live) child.kill('SIGKILL');
+  await Promise.all(live.map(exited));
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Run one CLI command to completion.
+ *
+ * @example const { code, stdout } = await runCli(['ls', '--manager', url], { FREELOADER_TOKEN: t });
+ */
+export async function runCli(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 15_000,
+): Promise<CliResult> {
+  const child = spawnCli(args, env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
+  child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  // 'close' (not 'exit'): every byte of both pipes has been read by then.
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+/** A TCP port free on 127.0.0.1 right now (for servers that cannot take port 0). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Poll `probe` until it returns a value other than undefined; throws with `what` after
+ * `timeoutMs`.
+ */
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 10_000,
+  everyMs = 50,
+): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

@@ -1,0 +1,31 @@
+import type { FastifyInstance } from 'fastify';
+
+export interface Candidate {
+  id: string;
+  url: string;
+  /** quota − used − active reservations, in bytes. */
+  freeBytes: number;
+}
+
+/**
+ * Donors an import may use: enrolled, not revoked, not bandwidth-only, live right now (stale and
+ * dead donors are never chosen), with their free space as the manager's ledger sees it.
+ */
+export async function placementCandidates(app: FastifyInstance): Promise<Candidate[]> {
+  const { rows } = await app.pg.query<{ id: string; url: string; free: string }>(
+    `SELECT a.id, a.url,
+            a.quota_bytes - a.used_bytes - coalesce(r.bytes, 0) AS free
+     FROM agents a
+     LEFT JOIN (SELECT agent_id, sum(bytes)::bigint AS bytes FROM reservations
+                WHERE state = 'active' AND expires_at > now() GROUP BY agent_id) r
+       ON r.agent_id = a.id
+     WHERE a.revoked_at IS NULL AND NOT a.bandwidth_only`,
+  );
+  return rows
+    .filter((r) => app.softState.stateOf(r.id) === 'live')
+    .map((r) => ({
+      id: r.id,
+      url: app.softState.heartbeatOf(r.id)?.url ?? r.url,
+      freeBytes: Math.max(0, Number(r.free)),
+    }));
+}

@@ -1,0 +1,38 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ErrorBodySchema as E, ImportRequest, ImportResponse } from '@freeloader/protocol';
+import { principalOf, requireUser } from '../auth/guards.js';
+import { startImport } from '../imports/start-import.js';
+
+/** Import a dataset by URI (or only probe and plan it with `dryRun`). */
+const imports: FastifyPluginAsyncTypebox = async (app) => {
+  app.post(
+    '/datasets',
+    {
+      preHandler: requireUser(),
+      schema: {
+        tags: ['datasets'],
+        summary: 'Import a dataset from a URI: probe, place, reserve, and queue donor imports',
+        body: ImportRequest,
+        response: {
+          200: ImportResponse,
+          201: ImportResponse,
+          400: E,
+          401: E,
+          404: E,
+          409: E,
+          422: E,
+          500: E,
+          502: E,
+          503: E,
+          504: E,
+          507: E,
+        },
+      },
+    },
+    async (req, reply) => {
+      const started = await startImport(app, req.body, principalOf(req));
+      return reply.status(started.dataset ? 201 : 200).send(started);
+    },
+  );
+};
+export default imports;
