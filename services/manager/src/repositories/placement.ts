@@ -103,9 +103,17 @@ export async function putHashes(
   const firstChunk = Math.floor(first / HASHES_PER_CHUNK);
   const lastChunk = Math.floor((first + count - 1) / HASHES_PER_CHUNK);
   await inTransaction(db, async (tx) => {
+    // Make sure every chunk row exists before locking: FOR UPDATE locks nothing on a missing
+    // row, and two donors reporting into the same new chunk would overwrite each other.
+    await tx.query(
+      `INSERT INTO morsel_hashes (dataset_id, chunk, hashes)
+       SELECT $1, c, ''::bytea FROM generate_series($2::int, $3::int) AS c
+       ON CONFLICT (dataset_id, chunk) DO NOTHING`,
+      [datasetId, firstChunk, lastChunk],
+    );
     const { rows } = await tx.query<{ chunk: number; hashes: Buffer }>(
       `SELECT chunk, hashes FROM morsel_hashes WHERE dataset_id = $1 AND chunk BETWEEN $2 AND $3
-       FOR UPDATE`,
+       ORDER BY chunk FOR UPDATE`,
       [datasetId, firstChunk, lastChunk],
     );
     const existing = new Map(rows.map((r) => [r.chunk, r.hashes]));

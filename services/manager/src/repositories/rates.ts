@@ -17,14 +17,15 @@ export function createRatesRepo(pool: pg.Pool) {
         for (const r of rows) {
           await pool.query(
             `INSERT INTO donor_rates (agent_id, client, rate, samples, failures)
-             SELECT $1, $2, coalesce($3, 0), CASE WHEN $3 IS NULL THEN 0 ELSE 1 END, $4
-             WHERE EXISTS (SELECT 1 FROM agents WHERE id = $1)
+             SELECT $1::uuid, $2::text, coalesce($3::float8, 0),
+                    CASE WHEN $3::float8 IS NULL THEN 0 ELSE 1 END, $4::int
+             WHERE EXISTS (SELECT 1 FROM agents WHERE id = $1::uuid)
              ON CONFLICT (agent_id, client) DO UPDATE SET
-               rate = CASE WHEN $3 IS NULL THEN donor_rates.rate
-                           WHEN donor_rates.samples = 0 THEN $3
-                           ELSE $5 * $3 + (1 - $5) * donor_rates.rate END,
-               samples = donor_rates.samples + CASE WHEN $3 IS NULL THEN 0 ELSE 1 END,
-               failures = donor_rates.failures + $4,
+               rate = CASE WHEN $3::float8 IS NULL THEN donor_rates.rate
+                           WHEN donor_rates.samples = 0 THEN $3::float8
+                           ELSE $5::float8 * $3::float8 + (1 - $5::float8) * donor_rates.rate END,
+               samples = donor_rates.samples + CASE WHEN $3::float8 IS NULL THEN 0 ELSE 1 END,
+               failures = donor_rates.failures + $4::int,
                updated_at = now()`,
             [r.agent, scope, r.rate, r.failed, RATE_DECAY_ALPHA],
           );
