@@ -1,28 +1,104 @@
-// ─── SKELETON ─────────────────────────────────────────────────────────────────────────────────
-// FreeLoader's stripe-width figure: `freeloader get` of one dataset striped over W donors, next
-// to the aria2c baseline of baselines-stripe. NOT IMPLEMENTED YET: run() always throws, so no
-// number can ever come out of this file before the real measurement is written.
-//
-// Plan, with the helpers bench/lib/testbed.js exports (every process dies with tb.teardown()):
-//   const tb = await createTestbed({ donors: Math.max(...widths), log: ctx.log });
-//   const source = await startNginx(tb.source, { root: ds.dir, workDir });     // the WAN source
-//   const fl = await startFreeLoaderLan(tb, { workDir });   // manager, signed-in CLI, live agents
-//   per W: await fl.cli(['import', source.url(ds.name), '--name', `w${W}/${ds.name}`, '--width', W, '--wait']);
-//          time fl.cli(['get', `w${W}/${ds.name}`, '-o', out]), verify the sha256, and report a row
-//          limited by min(client goodput, Σ goodput of the W donors) from measureGoodput.
-// startFreeLoaderLan is tested up to enrolment (agents live); `import` answered
-// "no route POST /api/v1/datasets" when this skeleton was written.
-// ──────────────────────────────────────────────────────────────────────────────────────────────
-import { missingDataPath } from '../lib/testbed.js';
+// FreeLoader's stripe-width figure (seed 000 Fig. 7): `freeloader get` of a dataset striped over
+// W 100 Mbit/s donors into the 1 Gbit/s client, next to the limit min(client goodput, Σ donor
+// goodput) measured on the same links in the same run. The aria2c and curl baselines are in
+// baselines-stripe. Every read is checked byte for byte against the dataset's SHA-256.
+import { join } from 'node:path';
+import { fileDigest } from '../lib/dataset.js';
+import { startFreeLoaderLan } from '../lib/freeloader-lan.js';
+import { measureGoodput } from '../lib/goodput.js';
+import { startNginx } from '../lib/nginx.js';
+import { plotPng } from '../lib/plot.js';
+import { repeat } from '../lib/stats.js';
+import { createTestbed, exec } from '../lib/testbed.js';
+
+/** The seed reached ~0.75 of the limit; we aim for this. */
+const TARGET_RATIO = 0.95;
+const SUMMARY = /in ([\d.]+) s, ([\d.]+) MB\/s/;
 
 export default {
   name: 'stripe-width',
-  /** @param {import('../lib/context.js').BenchContext} _ctx */
-  async run(_ctx) {
-    const missing = await missingDataPath();
-    const why = missing.length
-      ? `missing ${missing.join(', ')}`
-      : 'bench/benchmarks/stripe-width.js is a skeleton';
-    throw new Error(`FreeLoader data path not available yet (${why}); no numbers produced`);
+  /** @param {import('../lib/context.js').BenchContext} ctx */
+  async run(ctx) {
+    const widths = ctx.quick ? [1, 4, 8] : [1, 2, 4, 6, 8, 10, 12];
+    const sizes = (ctx.quick ? [64] : [256, 1024, 2048]).map((m) => m * 2 ** 20);
+    const work = ctx.workDir('stripe-width');
+    const tb = await createTestbed({ donors: Math.max(...widths), log: ctx.log });
+    /** @type {import('../lib/report.js').Row[]} */
+    const rows = [];
+    /** @type {Record<string, Array<[number, number]>>} */
+    const series = {};
+    /** @type {Array<[number, number]>} */
+    const limits = [];
+    try {
+      const probe = (
+        /** @type {import('../lib/testbed.js').LanHost} */ from,
+        /** @type {number} */ mbit,
+      ) =>
+        measureGoodput(from, tb.client, Math.round((mbit / 8) * 1e6 * (ctx.quick ? 1 : 2)), work);
+      const clientGp = (
+        await repeat(ctx.quick ? 1 : 3, async () => (await probe(tb.manager, 1000)).mbps)
+      ).median;
+      /** @type {number[]} */
+      const donorGp = [];
+      for (const d of tb.donors) donorGp.push((await probe(d, 100)).mbps);
+      const sum = (/** @type {number} */ w) => donorGp.slice(0, w).reduce((a, b) => a + b, 0);
+
+      // Imports are setup, not what is measured: give the source a fast link while importing.
+      await tb.shape(tb.source, { rateMbit: 1000 });
+      const fl = await startFreeLoaderLan(tb, {
+        workDir: work,
+        quota: ctx.quick ? '1GiB' : '4GiB',
+      });
+      for (const bytes of sizes) {
+        const ds = await ctx.dataset(bytes);
+        const source = await startNginx(tb.source, {
+          root: ds.dir,
+          workDir: join(work, `nginx-${bytes}`),
+        });
+        const label = `${bytes / 2 ** 20} MiB`;
+        series[label] = [];
+        for (const w of widths) {
+          const name = `bench/w${w}-${bytes}`;
+          await fl.cli(
+            ['import', source.url(ds.name), '--name', name, '--width', String(w), '--wait'],
+            600_000,
+          );
+          const out = join(work, `out-${w}-${bytes}`);
+          const got = await fl.cli(['get', name, '-o', out], 600_000);
+          const m = SUMMARY.exec(got.stderr);
+          if (!m) throw new Error(`no summary from get: ${got.stderr}`);
+          const { sha256 } = await fileDigest(out);
+          if (sha256 !== ds.sha256) throw new Error(`W=${w}: output differs from the source`);
+          await exec(tb.client, 'rm', ['-f', out]);
+          await fl.cli(['rm', name]).catch(() => undefined);
+          const mbps = Number(m[2]);
+          const limit = Math.min(clientGp, sum(w));
+          rows.push({
+            case: `FreeLoader get W=${w}, ${label}`,
+            params: { W: w, bytes, seconds: Number(m[1]) },
+            mbps,
+            limitMbps: limit,
+            targetRatio: TARGET_RATIO,
+            note: 'sha256 ok; limit min(client, Σ donors)',
+          });
+          series[label].push([w, mbps]);
+          if (bytes === sizes[0]) limits.push([w, limit]);
+        }
+        await source.stop();
+      }
+    } finally {
+      tb.teardown();
+    }
+    const png = await plotPng(join(ctx.resultsDir, 'stripe-width.png'), {
+      title: 'freeloader get vs stripe width (100 Mbit/s donors, 1 Gbit/s client)',
+      xlabel: 'stripe width W (donors)',
+      ylabel: 'MB/s',
+      series: [
+        ...Object.entries(series).map(([title, points]) => ({ title, points })),
+        { title: 'limit: min(client, Σ donor goodput)', points: limits },
+      ],
+    });
+    if (png) ctx.log(`plot: ${png}`);
+    return ctx.report('stripe-width', { widths, sizes }, rows, { netem: tb.netem });
   },
 };

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   FreeLoaderError,
   donorsOfMorsel,
@@ -8,6 +7,8 @@ import {
   type DatasetMap,
 } from '@freeloader/protocol';
 import { DonorPools } from './donor-pool.js';
+import { HashPool } from './hash-pool.js';
+import { MorselSlab } from './morsel-slab.js';
 import { Semaphore } from './semaphore.js';
 
 export interface ReaderOptions {
@@ -18,6 +19,17 @@ export interface ReaderOptions {
   onDonorFailure?: (donorId: string, error: FreeLoaderError) => void;
   /** Requests in flight per donor; the seed keeps one per donor, two hides the turnaround. */
   perDonorInFlight?: number;
+  /** Verifies hashes off the network thread; shared by readers of one client. */
+  hashes?: HashPool;
+  /** Morsel buffers (slots) this reader may hold at once: bounds its memory. */
+  slabSlots?: number;
+}
+
+/** A verified morsel in a slab slot; `release()` gives the slot back. */
+export interface Morsel {
+  index: number;
+  data: Buffer;
+  release(): void;
 }
 
 export interface DonorRate {
@@ -41,6 +53,9 @@ export class DatasetReader {
   private readonly rates = new Map<string, DonorRate & { inFlight: number; since: number }>();
   private readonly pools: DonorPools;
   private readonly ownPools: boolean;
+  private readonly hashes: HashPool;
+  private readonly ownHashes: boolean;
+  private readonly slab: MorselSlab;
 
   constructor(
     readonly map: DatasetMap,
@@ -53,6 +68,9 @@ export class DatasetReader {
     }
     this.ownPools = !opts.pools;
     this.pools = opts.pools ?? new DonorPools();
+    this.ownHashes = !opts.hashes;
+    this.hashes = opts.hashes ?? new HashPool();
+    this.slab = new MorselSlab(opts.slabSlots ?? this.defaultWindow() + 8, map.dataset.morselSize);
   }
 
   /** Distinct donors of the primary copy: the stripe node set. */
@@ -74,7 +92,56 @@ export class DatasetReader {
     return all.filter((d) => this.donorUrl.has(d)).sort((a, b) => score(a) - score(b));
   }
 
+  /** Morsel `index` as a buffer the caller owns (random access: the mount). */
   async readMorsel(index: number, signal?: AbortSignal): Promise<Buffer> {
+    const morsel = await this.readIntoSlot(index, signal);
+    try {
+      return Buffer.from(morsel.data);
+    } finally {
+      morsel.release();
+    }
+  }
+
+  /**
+   * Morsels [from, to) in order, each in a slab slot the consumer must `release()` once it has
+   * used the bytes. At most `window` morsels are in flight or buffered (the slab bounds memory),
+   * so fast donors run ahead while a slow one catches up.
+   */
+  async *morsels(
+    from = 0,
+    to = this.count,
+    window = this.defaultWindow(),
+    signal?: AbortSignal,
+  ): AsyncGenerator<Morsel> {
+    const pending = new Map<number, Promise<Morsel>>();
+    let launched = from;
+    const fill = (next: number): void => {
+      while (launched < to && launched < next + window) {
+        const p = this.readIntoSlot(launched, signal);
+        p.catch(() => undefined); // observed when its turn comes
+        pending.set(launched++, p);
+      }
+    };
+    try {
+      for (let next = from; next < to; next++) {
+        fill(next);
+        const morsel = await pending.get(next)!;
+        pending.delete(next);
+        yield morsel;
+      }
+    } finally {
+      // An abandoned read gives its slots back as the outstanding fetches land.
+      for (const p of pending.values())
+        void p.then(
+          (m) => m.release(),
+          () => undefined,
+        );
+      pending.clear();
+    }
+  }
+
+  /** Fetch and verify one morsel into a slab slot: donors in order of health, then the source. */
+  private async readIntoSlot(index: number, signal?: AbortSignal): Promise<Morsel> {
     if (!Number.isInteger(index) || index < 0 || index >= this.count) {
       throw new FreeLoaderError(
         'VALIDATION_FAILED',
@@ -84,69 +151,46 @@ export class DatasetReader {
     const { sizeBytes, morselSize, id } = this.map.dataset;
     const length = morselLength(sizeBytes, morselSize, index);
     const expected = this.map.hashes.slice(index * 64, index * 64 + 64);
-    let lastError: FreeLoaderError | undefined;
-    for (const donor of this.candidates(index)) {
-      try {
-        const data = await this.fromDonor(donor, id, index, length, signal);
-        if (sha256(data) !== expected) {
+    const slot = await this.slab.acquire();
+    const release = (): void => this.slab.release(slot);
+    try {
+      let lastError: FreeLoaderError | undefined;
+      for (const donor of this.candidates(index)) {
+        try {
+          const data = await this.fromDonor(donor, id, index, length, slot.buffer);
+          if ((await this.hashes.hashSlot(this.slab, slot.offset, length)) !== expected) {
+            throw new FreeLoaderError(
+              'HASH_MISMATCH',
+              `morsel ${index} from donor ${donor} failed its SHA-256 check`,
+            );
+          }
+          return { index, data, release };
+        } catch (e) {
+          if (signal?.aborted) throw e;
+          lastError = isFreeLoaderError(e) ? e : new FreeLoaderError('UNAVAILABLE', String(e));
+          this.failures.set(donor, (this.failures.get(donor) ?? 0) + 1);
+          this.opts.onDonorFailure?.(donor, lastError);
+        }
+      }
+      if (this.opts.fromSource) {
+        const start = index * morselSize;
+        const bytes = await this.opts.fromSource(start, start + length);
+        bytes.copy(slot.buffer);
+        if ((await this.hashes.hashSlot(this.slab, slot.offset, length)) !== expected) {
           throw new FreeLoaderError(
-            'HASH_MISMATCH',
-            `morsel ${index} from donor ${donor} failed its SHA-256 check`,
+            'SOURCE_CHANGED',
+            `morsel ${index} read from the source does not match the cached hash`,
           );
         }
-        return data;
-      } catch (e) {
-        if (signal?.aborted) throw e;
-        lastError = isFreeLoaderError(e) ? e : new FreeLoaderError('UNAVAILABLE', String(e));
-        this.failures.set(donor, (this.failures.get(donor) ?? 0) + 1);
-        this.opts.onDonorFailure?.(donor, lastError);
+        return { index, data: slot.buffer.subarray(0, length), release };
       }
-    }
-    if (this.opts.fromSource) {
-      const start = index * morselSize;
-      const data = await this.opts.fromSource(start, start + length);
-      if (sha256(data) !== expected) {
-        throw new FreeLoaderError(
-          'SOURCE_CHANGED',
-          `morsel ${index} read from the source does not match the cached hash`,
-        );
-      }
-      return data;
-    }
-    throw new FreeLoaderError(
-      'UNAVAILABLE',
-      `morsel ${index} is unavailable: ${lastError?.message ?? 'no donor holds it'}`,
-    );
-  }
-
-  /**
-   * Morsels [from, to) in order, keeping up to `window` morsels in flight or buffered (memory is
-   * bounded by window × morsel size) so fast donors run ahead while a slow one catches up.
-   */
-  async *morsels(
-    from = 0,
-    to = this.count,
-    window = this.defaultWindow(),
-    signal?: AbortSignal,
-  ): AsyncGenerator<{ index: number; data: Buffer }> {
-    const pending = new Map<number, Promise<Buffer>>();
-    let launched = from;
-    const fill = (next: number): void => {
-      while (launched < to && launched < next + window) {
-        const p = this.readMorsel(launched, signal);
-        p.catch(() => undefined); // observed when its turn comes
-        pending.set(launched++, p);
-      }
-    };
-    try {
-      for (let next = from; next < to; next++) {
-        fill(next);
-        const data = await pending.get(next)!;
-        pending.delete(next);
-        yield { index: next, data };
-      }
-    } finally {
-      pending.clear();
+      throw new FreeLoaderError(
+        'UNAVAILABLE',
+        `morsel ${index} is unavailable: ${lastError?.message ?? 'no donor holds it'}`,
+      );
+    } catch (e) {
+      release();
+      throw e;
     }
   }
 
@@ -157,6 +201,7 @@ export class DatasetReader {
 
   async close(): Promise<void> {
     if (this.ownPools) await this.pools.close();
+    if (this.ownHashes) await this.hashes.close();
   }
 
   private async fromDonor(
@@ -164,7 +209,7 @@ export class DatasetReader {
     dataset: string,
     index: number,
     length: number,
-    signal?: AbortSignal,
+    target: Buffer,
   ): Promise<Buffer> {
     const slot = this.slot(donor);
     await slot.acquire();
@@ -177,7 +222,7 @@ export class DatasetReader {
         index,
         length,
         this.map.capability,
-        signal,
+        target,
       );
       rate.bytes += data.length;
       return data;
@@ -204,8 +249,4 @@ export class DatasetReader {
     }
     return r;
   }
-}
-
-export function sha256(data: Buffer): string {
-  return createHash('sha256').update(data).digest('hex');
 }

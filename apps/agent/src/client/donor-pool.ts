@@ -1,9 +1,61 @@
 import { Pool } from 'undici';
 import { FreeLoaderError } from '@freeloader/protocol';
 import { describeNetError } from '../manager-client.js';
+import { MorselConnection, type MorselResponse } from './morsel-connection.js';
 
 /** A donor that sends no byte for this long is stalled (milliseconds). */
 export const DONOR_STALL_TIMEOUT_MS = 10_000;
+
+/** Up to `size` keep-alive connections to one donor; requests wait for a free one. */
+class DonorLanes {
+  private readonly idle: MorselConnection[] = [];
+  private readonly waiters: ((c: MorselConnection) => void)[] = [];
+  private created = 0;
+
+  constructor(
+    private readonly url: URL,
+    private readonly size: number,
+    private readonly stallMs: number,
+  ) {}
+
+  async get(path: string, auth: string, target: Buffer): Promise<MorselResponse> {
+    const conn = await this.take();
+    try {
+      return await conn.get(path, auth, target);
+    } finally {
+      this.give(conn);
+    }
+  }
+
+  destroy(): void {
+    for (const c of this.idle) c.destroy();
+    this.idle.length = 0;
+  }
+
+  private take(): Promise<MorselConnection> {
+    const c = this.idle.pop();
+    if (c) return Promise.resolve(c);
+    if (this.created < this.size) {
+      this.created++;
+      const port = Number(this.url.port || (this.url.protocol === 'https:' ? 443 : 80));
+      return Promise.resolve(
+        new MorselConnection(
+          this.url.hostname.replace(/^\[|\]$/g, ''),
+          port,
+          this.url.host,
+          this.stallMs,
+        ),
+      );
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private give(c: MorselConnection): void {
+    const next = this.waiters.shift();
+    if (next) next(c);
+    else this.idle.push(c);
+  }
+}
 
 /**
  * Keep-alive connection pools, one per donor, shared by every read of a client. Morsel GETs are
@@ -11,6 +63,7 @@ export const DONOR_STALL_TIMEOUT_MS = 10_000;
  */
 export class DonorPools {
   private readonly pools = new Map<string, Pool>();
+  private readonly byDonor = new Map<string, DonorLanes>();
 
   constructor(
     private readonly connectionsPerDonor = 4,
@@ -33,7 +86,7 @@ export class DonorPools {
   }
 
   /**
-   * GET one morsel into a buffer of exactly `length` bytes.
+   * GET one morsel into `target` (or a new buffer) — exactly `length` bytes, returned as a view.
    * Throws MORSEL_NOT_FOUND, CAPABILITY_*, TIMEOUT or UNAVAILABLE as coded errors.
    */
   async getMorsel(
@@ -42,55 +95,38 @@ export class DonorPools {
     index: number,
     length: number,
     capability: string,
-    signal?: AbortSignal,
+    target: Buffer = Buffer.allocUnsafe(length),
   ): Promise<Buffer> {
-    const url = new URL(donorUrl);
-    let res;
-    try {
-      res = await this.pool(url.origin).request({
-        method: 'GET',
-        path: `/v1/morsels/${datasetId}/${index}`,
-        headers: { authorization: `Bearer ${capability}` },
-        signal,
-      });
-    } catch (e) {
-      throw netError(donorUrl, e);
-    }
-    if (res.statusCode !== 200) {
-      const text = await res.body.text().catch(() => '');
-      let body: unknown = text;
+    const res = await this.lanes(donorUrl).get(
+      `/v1/morsels/${datasetId}/${index}`,
+      `Bearer ${capability}`,
+      target,
+    );
+    if (res.status !== 200) {
+      let body: unknown = res.errorBody;
       try {
-        body = JSON.parse(text);
+        body = JSON.parse(res.errorBody);
       } catch {
         // keep text
       }
-      throw FreeLoaderError.fromResponse(res.statusCode, body);
+      throw FreeLoaderError.fromResponse(res.status, body);
     }
-    const out = Buffer.allocUnsafe(length);
-    let filled = 0;
-    try {
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        if (filled + chunk.length > length) {
-          res.body.destroy();
-          throw new FreeLoaderError(
-            'HASH_MISMATCH',
-            `donor sent more than ${length} bytes for morsel ${index}`,
-          );
-        }
-        chunk.copy(out, filled);
-        filled += chunk.length;
-      }
-    } catch (e) {
-      if (e instanceof FreeLoaderError) throw e;
-      throw netError(donorUrl, e);
-    }
-    if (filled !== length) {
+    if (res.length !== length) {
       throw new FreeLoaderError(
         'HASH_MISMATCH',
-        `donor sent ${filled} of ${length} bytes for morsel ${index}`,
+        `donor sent ${res.length} of ${length} bytes for morsel ${index}`,
       );
     }
-    return out;
+    return target.subarray(0, length);
+  }
+
+  private lanes(donorUrl: string): DonorLanes {
+    let l = this.byDonor.get(donorUrl);
+    if (!l) {
+      l = new DonorLanes(new URL(donorUrl), this.connectionsPerDonor, this.stallTimeoutMs);
+      this.byDonor.set(donorUrl, l);
+    }
+    return l;
   }
 
   /** PUT one morsel to a donor (stream imports distribute what one donor reads). */
@@ -133,6 +169,8 @@ export class DonorPools {
   }
 
   async close(): Promise<void> {
+    for (const l of this.byDonor.values()) l.destroy();
+    this.byDonor.clear();
     await Promise.all([...this.pools.values()].map((p) => p.close().catch(() => undefined)));
     this.pools.clear();
   }

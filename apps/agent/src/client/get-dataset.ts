@@ -41,13 +41,12 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
   const started = performance.now();
   let bytes = 0;
   try {
-    for await (const { data } of reader.morsels(
-      0,
-      reader.count,
-      opts.window ?? reader.defaultWindow(),
-    )) {
-      if (!opts.sink.write(data)) await new Promise((r) => opts.sink.once('drain', r));
-      bytes += data.length;
+    const window = opts.window ?? reader.defaultWindow();
+    for await (const morsel of reader.morsels(0, reader.count, window)) {
+      // The slot goes back to the pool only once the sink is done with its bytes.
+      const flowing = opts.sink.write(morsel.data, () => morsel.release());
+      if (!flowing) await new Promise((r) => opts.sink.once('drain', r));
+      bytes += morsel.data.length;
       opts.onProgress?.(bytes, map.dataset.sizeBytes);
     }
   } finally {

@@ -78,3 +78,33 @@ function trimSlashes(path: string): string {
 function pct(part: number, whole: number): string {
   return whole === 0 ? '100%' : `${((100 * part) / whole).toFixed(1)}%`;
 }
+
+export function registerRemove(program: Command): void {
+  program
+    .command('rm <dataset>')
+    .description('delete a dataset (path or id): donors drop its morsels, its space is freed')
+    .option('--manager <url>', 'manager URL', defaultManagerUrl())
+    .action(async (dataset: string, opts: { manager: string }) => {
+      const client = await userClient(opts.manager);
+      try {
+        const id = UUID.test(dataset)
+          ? dataset
+          : (
+              await client.request<DatasetView>(
+                'GET',
+                `/datasets/by-path?path=${encodeURIComponent(trimSlashes(dataset))}`,
+              )
+            ).id;
+        const res = await client.request<{ deleted: boolean }>('DELETE', `/datasets/${id}`);
+        console.error(
+          res.deleted
+            ? `deleted ${dataset}`
+            : `deleting ${dataset} (donors are dropping its morsels)`,
+        );
+      } finally {
+        await client.close();
+      }
+    });
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { MorselSlab } from './morsel-slab.js';
+
+/**
+ * The worker's whole program. Inline rather than a file next to this module, so it runs the
+ * same from `dist/`, from sources under a test runner, or from a bundled desktop app.
+ * Messages: `{kind:'slab', slab, memory}` registers shared memory; `{kind:'hash', id, slab,
+ * offset, length}` answers `{id, digest}`.
+ */
+const WORKER_SOURCE = `
+const { createHash } = require('node:crypto');
+const { parentPort } = require('node:worker_threads');
+const slabs = new Map();
+parentPort.on('message', (m) => {
+  if (m.kind === 'slab') { slabs.set(m.slab, m.memory); return; }
+  const memory = slabs.get(m.slab);
+  if (!memory) { parentPort.postMessage({ id: m.id, error: 'unknown slab ' + m.slab }); return; }
+  const digest = createHash('sha256').update(new Uint8Array(memory, m.offset, m.length)).digest('hex');
+  parentPort.postMessage({ id: m.id, digest });
+});
+`;
+
+interface Pending {
+  resolve: (digest: string) => void;
+  reject: (e: Error) => void;
+  worker: Worker;
+}
+
+/**
+ * SHA-256 of morsels on other cores: verifying 1 GB/s costs most of a core, which the thread
+ * that drives the network cannot spare. Workers read slab memory directly (no copies). With no
+ * spare core (`threads: 0`), or when a worker dies, hashing happens inline — never a hang.
+ */
+export class HashPool {
+  private workers: Worker[] = [];
+  private readonly pending = new Map<number, Pending>();
+  private readonly slabIds = new Map<MorselSlab, number>();
+  private nextId = 0;
+  private turn = 0;
+
+  constructor(threads = Math.min(2, Math.max(0, availableParallelism() - 1))) {
+    for (let i = 0; i < threads; i++) this.spawn();
+  }
+
+  /** Hash `length` bytes of a slab at `offset`. */
+  hashSlot(slab: MorselSlab, offset: number, length: number): Promise<string> {
+    if (this.workers.length === 0) {
+      return Promise.resolve(sha256(Buffer.from(slab.memory, offset, length)));
+    }
+    let slabId = this.slabIds.get(slab);
+    if (slabId === undefined) {
+      slabId = this.slabIds.size + 1;
+      this.slabIds.set(slab, slabId);
+      for (const w of this.workers)
+        w.postMessage({ kind: 'slab', slab: slabId, memory: slab.memory });
+    }
+    const id = this.nextId++;
+    const worker = this.workers[this.turn++ % this.workers.length]!;
+    return new Promise((resolve, reject) => {
+      // Referenced while hashes are outstanding (a verification may be all that keeps the
+      // process busy), unreferenced when idle so an idle pool never holds a CLI open.
+      if (this.pending.size === 0) this.setRef(true);
+      this.pending.set(id, { resolve, reject, worker });
+      worker.postMessage({ kind: 'hash', id, slab: slabId, offset, length });
+    });
+  }
+
+  async close(): Promise<void> {
+    const workers = this.workers;
+    this.workers = [];
+    await Promise.all(workers.map((w) => w.terminate()));
+    for (const p of this.pending.values()) p.reject(new Error('hash pool closed'));
+    this.pending.clear();
+  }
+
+  private spawn(): void {
+    const w = new Worker(WORKER_SOURCE, { eval: true });
+    w.on('message', (m: { id: number; digest?: string; error?: string }) => {
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      this.pending.delete(m.id);
+      if (this.pending.size === 0) this.setRef(false);
+      if (m.digest) p.resolve(m.digest);
+      else p.reject(new Error(m.error ?? 'hash worker failed'));
+    });
+    const lost = (): void => this.lose(w);
+    w.on('error', lost);
+    w.on('exit', lost);
+    w.unref();
+    this.workers.push(w);
+  }
+
+  /** A worker died: its outstanding hashes are redone inline; later ones go elsewhere. */
+  private lose(w: Worker): void {
+    if (!this.workers.includes(w)) return;
+    this.workers = this.workers.filter((x) => x !== w);
+    for (const [id, p] of this.pending) {
+      if (p.worker !== w) continue;
+      this.pending.delete(id);
+      p.reject(new Error('hash worker died'));
+    }
+  }
+
+  private setRef(on: boolean): void {
+    for (const w of this.workers) {
+      if (on) w.ref();
+      else w.unref();
+    }
+  }
+}
+
+export function sha256(data: Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
