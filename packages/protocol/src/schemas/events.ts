@@ -17,6 +17,8 @@ export const TransferEvent = Type.Object({
   doneBytes: Bytes,
   totalBytes: Bytes,
   rate: Type.Number(),
+  /** Seconds left at the current rate, when known. */
+  etaSeconds: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
   error: Type.Union([Type.String(), Type.Null()]),
 });
 

@@ -13,6 +13,8 @@ export const TransferView = Type.Object({
   totalBytes: Bytes,
   /** Bytes/s at the last progress report. */
   rate: Type.Number(),
+  /** Seconds left at the current rate; null when not running or no rate yet. */
+  etaSeconds: Type.Union([Type.Number(), Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()]),
   createdAt: Timestamp,
   updatedAt: Timestamp,

@@ -56,10 +56,27 @@ const toTransfer = (r: JobRow): TransferView => ({
   doneBytes: r.done_bytes,
   totalBytes: r.total_bytes,
   rate: r.rate,
+  etaSeconds: etaSeconds(r.state, r.done_bytes, r.total_bytes, r.rate),
   error: r.error,
   createdAt: iso(r.created_at),
   updatedAt: iso(r.updated_at),
 });
+
+/**
+ * Time left for a running job at its last reported rate.
+ *
+ * @example etaSeconds('running', 25, 100, 5) === 15
+ */
+export function etaSeconds(
+  state: string,
+  done: number,
+  total: number,
+  rate: number,
+): number | null {
+  if (state !== 'running' || !(rate > 0) || total <= done)
+    return state === 'running' && total <= done ? 0 : null;
+  return Math.ceil((total - done) / rate);
+}
 
 export interface NewJob {
   kind: JobKind;

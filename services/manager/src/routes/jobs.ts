@@ -25,6 +25,7 @@ const jobs: FastifyPluginAsyncTypebox = async (app) => {
       doneBytes: t.doneBytes,
       totalBytes: t.totalBytes,
       rate: t.rate,
+      etaSeconds: t.etaSeconds,
       error: t.error,
     });
   };
@@ -46,7 +47,7 @@ const jobs: FastifyPluginAsyncTypebox = async (app) => {
         max: req.body?.max,
         resume: req.body?.resume,
       });
-      for (const job of claimed) publish({ ...job, jobId: job.id, rate: 0 });
+      for (const job of claimed) publish({ ...job, jobId: job.id, rate: 0, etaSeconds: null });
       return claimed;
     },
   );
@@ -88,7 +89,7 @@ const jobs: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req) => {
       const job = await app.jobsRepo.finish(req.params.id, req.agent!.id, req.body);
-      publish({ ...job, jobId: job.id, rate: 0 });
+      publish({ ...job, jobId: job.id, rate: 0, etaSeconds: null });
       await onJobFinished(app, job);
       return job;
     },
