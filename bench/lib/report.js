@@ -10,6 +10,7 @@ import { join } from 'node:path';
  * @property {number} mbps measured MB/s
  * @property {number | null} limitMbps the limit it is compared with (a measured goodput, or a target rate)
  * @property {number | null} [targetRatio] pass when mbps / limitMbps ≥ this; null = informational
+ * @property {boolean} [lowerIsBetter] a cost (memory, slowdown): pass when ratio ≤ targetRatio
  * @property {string} [note]
  */
 
@@ -31,7 +32,7 @@ export function score(row) {
     ...row,
     targetRatio: target,
     ratio,
-    pass: target === null || ratio === null ? null : ratio >= target,
+    pass: target === null || ratio === null ? null : row.lowerIsBetter ? ratio <= target : ratio >= target,
   };
 }
 

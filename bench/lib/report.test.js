@@ -29,3 +29,13 @@ describe('markdownTable', () => {
     expect(lines[3]).toContain('info');
   });
 });
+
+describe('score of a cost', () => {
+  it.each([
+    [120, 150, true],
+    [150, 150, true],
+    [151, 150, false],
+  ])('%f MB against a %f MB limit → pass %s', (mbps, limit, pass) => {
+    expect(score({ case: 'rss', mbps, limitMbps: limit, targetRatio: 1, lowerIsBetter: true }).pass).toBe(pass);
+  });
+});

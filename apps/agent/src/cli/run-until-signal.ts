@@ -1,6 +1,9 @@
+/** Signals that end a long-running command; SIGHUP arrives when its terminal closes. */
+const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
 /**
- * Keep a long-running command alive until SIGINT/SIGTERM, then run `stop` once. A second signal
- * while stopping exits at once, so a stuck shutdown never traps the user.
+ * Keep a long-running command alive until SIGINT, SIGTERM or SIGHUP, then run `stop` once. A
+ * second signal while stopping exits at once, so a stuck shutdown never traps the user.
  */
 export function runUntilSignal(stop: () => Promise<void>): Promise<void> {
   return new Promise((resolve) => {
@@ -15,12 +18,10 @@ export function runUntilSignal(stop: () => Promise<void>): Promise<void> {
       stop()
         .catch((e: unknown) => console.error(`error while stopping: ${String(e)}`))
         .finally(() => {
-          process.off('SIGINT', onSignal);
-          process.off('SIGTERM', onSignal);
+          for (const s of SIGNALS) process.off(s, onSignal);
           resolve();
         });
     };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    for (const s of SIGNALS) process.on(s, onSignal);
   });
 }

@@ -17,13 +17,18 @@ export interface ReaderOptions {
   fromSource?: (start: number, end: number) => Promise<Buffer>;
   /** Told about every donor failure (dead, stalled, bad hash) so the manager can be informed. */
   onDonorFailure?: (donorId: string, error: FreeLoaderError) => void;
-  /** Requests in flight per donor; the seed keeps one per donor, two hides the turnaround. */
+  /** Requests in flight per donor (default PER_DONOR_IN_FLIGHT). */
   perDonorInFlight?: number;
   /** Verifies hashes off the network thread; shared by readers of one client. */
   hashes?: HashPool;
   /** Morsel buffers (slots) this reader may hold at once: bounds its memory. */
   slabSlots?: number;
 }
+
+/** Morsels read ahead per donor beyond the one in flight (window sizing). */
+export const READ_AHEAD_PER_DONOR = 4;
+/** Requests on the wire per donor: one transferring, the next ones already asked for. */
+export const PER_DONOR_IN_FLIGHT = 3;
 
 /** A verified morsel in a slab slot; `release()` gives the slot back. */
 export interface Morsel {
@@ -78,10 +83,14 @@ export class DatasetReader {
     return new Set(this.map.extents.filter((e) => e.copy === 0).flatMap((e) => e.donors)).size;
   }
 
-  /** The seed's buffer pool: W·(S+1) morsels, S the stripe size in morsels. */
+  /**
+   * The read window in morsels: at least the seed's buffer pool W·(S+1) (S the stripe size), and
+   * at least READ_AHEAD_PER_DONOR per donor, so every donor always has requests queued behind the
+   * one on the wire and its link never idles between morsels.
+   */
   defaultWindow(): number {
     const unit = Math.max(1, ...this.map.extents.map((e) => e.unit));
-    return Math.max(2, this.width * (unit + 1));
+    return Math.max(2, this.width * (unit + 1), this.width * READ_AHEAD_PER_DONOR);
   }
 
   /** Donors of morsel `index`, usable ones first, fewest failures first. */
@@ -235,7 +244,7 @@ export class DatasetReader {
   private slot(donor: string): Semaphore {
     let s = this.slots.get(donor);
     if (!s) {
-      s = new Semaphore(this.opts.perDonorInFlight ?? 2);
+      s = new Semaphore(this.opts.perDonorInFlight ?? PER_DONOR_IN_FLIGHT);
       this.slots.set(donor, s);
     }
     return s;

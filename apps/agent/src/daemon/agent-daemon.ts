@@ -211,6 +211,11 @@ export class AgentDaemon extends EventEmitter {
     try {
       const res = await this.manager.heartbeat(this.heartbeatBody());
       this.failures = 0;
+      // A restarted agent never enrolls again: the heartbeat answer is where it learns the
+      // manager's interval (else it would beat at the protocol default and look stale).
+      if (res.heartbeatIntervalMs > 0) {
+        this.intervalMs = this.opts.heartbeatIntervalMs ?? res.heartbeatIntervalMs;
+      }
       this.setStatus('online');
       if (!this.reconciled) {
         // Reconcile before taking jobs, so a fresh import is never mistaken for a leftover.

@@ -1,9 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 /** The built CLI the tests run as real processes (build first: `npx tsc -b`). */
 export const CLI_MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+/**
+ * The inherited environment minus FreeLoader's own variables, so a developer's session, token
+ * or home never leaks into a test; FREELOADER_HOME points nowhere unless a test sets it.
+ */
+function baseEnv(): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('FREELOADER_')),
+  );
+  return { ...env, FREELOADER_HOME: '/nonexistent/freeloader-test-home' };
+}
 
 /** Every process a test spawned and has not seen exit; {@link killSpawned} ends them. */
 const spawned = new Set<ChildProcess>();
@@ -19,7 +31,7 @@ export function spawnCli(
 ): ChildProcess {
   const child = spawn(process.execPath, [CLI_MAIN, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
+    env: { ...baseEnv(), ...env },
     detached: opts.detached ?? false,
   });
   spawned.add(child);
@@ -103,4 +115,18 @@ export async function waitFor<T>(
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/**
+ * Pids of the processes whose command line contains `text` (e.g. a test's unique temp dir), from
+ * /proc: how a test finds the grandchildren a supervisor started (agents, PostgreSQL).
+ */
+export async function pidsMentioning(text: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.replaceAll('\0', ' ').includes(text)) pids.push(Number(entry));
+  }
+  return pids;
 }

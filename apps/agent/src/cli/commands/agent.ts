@@ -11,7 +11,10 @@ export function registerAgent(program: Command): void {
     .command('agent')
     .description('run the donor daemon: store morsels in a quota and serve them on the LAN')
     .option('--manager <url>', 'manager URL', defaultManagerUrl())
-    .option('--token <token>', 'join token (first start only; later starts reuse the identity)')
+    .option(
+      '--token <token>',
+      'join token, or FREELOADER_JOIN_TOKEN (first start only; later starts reuse the identity)',
+    )
     .requiredOption('--dir <path>', 'state directory (identity, settings, morsel store)')
     .option('--quota <size>', 'donated space, e.g. 20GiB (remembered after the first start)')
     .option('--listen <host:port>', 'morsel service address', `0.0.0.0:${DEFAULT_AGENT_PORT}`)
@@ -30,7 +33,8 @@ export function registerAgent(program: Command): void {
       }
       const daemon = await AgentDaemon.start({
         managerUrl: opts.manager,
-        token: opts.token,
+        // From the environment, the secret stays out of the process list.
+        token: opts.token ?? (process.env.FREELOADER_JOIN_TOKEN || undefined),
         dir: opts.dir,
         quotaBytes: opts.bandwidthOnly ? 0 : quotaBytes,
         listenHost: listen.host,

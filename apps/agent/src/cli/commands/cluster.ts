@@ -1,20 +1,22 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { type AgentView, type JoinTokenCreated, type LoginResponse } from '@freeloader/protocol';
 import { identityPath } from '../../daemon/identity.js';
 import { ManagerClient } from '../../manager-client.js';
 import { adminPasswordPath, freeloaderHome } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';
+import { SupervisedChild } from '../supervised-child.js';
 
+/** How long the manager (embedded PostgreSQL included) may take to come up (milliseconds). */
+const MANAGER_READY_TIMEOUT_MS = 60_000;
 /** How long the cluster waits for every agent to heartbeat before giving up (milliseconds). */
 const AGENTS_READY_TIMEOUT_MS = 45_000;
 /** Grace period for an agent to exit on SIGTERM before it is killed (milliseconds). */
 const AGENT_STOP_GRACE_MS = 10_000;
+/** The manager also stops its PostgreSQL, which checkpoints first (milliseconds). */
+const MANAGER_STOP_GRACE_MS = 30_000;
 
 interface ClusterOptions {
   agents: string;
@@ -26,7 +28,8 @@ interface ClusterOptions {
 
 /**
  * `freeloader cluster` (what `npm start` runs): a manager on embedded PostgreSQL plus N agent
- * processes with their own stores, all on loopback; Ctrl-C stops everything.
+ * processes with their own stores, all on loopback; Ctrl-C stops everything. Every part runs as
+ * its own `freeloader` child process, supervised from here (see {@link SupervisedChild}).
  */
 export function registerCluster(program: Command): void {
   program
@@ -34,125 +37,149 @@ export function registerCluster(program: Command): void {
     .description('run a local cluster: manager + N donor agents on this machine')
     .option('--agents <n>', 'number of donor agents', '3')
     .option('--quota <size>', 'quota of each agent', '2GiB')
-    .option('--port <port>', 'manager port', '7400')
-    .option('--agent-base-port <port>', 'first agent port (agents use consecutive ports)', '7411')
+    .option('--port <port>', 'manager port (0: any free port)', '7400')
+    .option(
+      '--agent-base-port <port>',
+      'first agent port; agents use consecutive ports (0: any free ports)',
+      '7411',
+    )
     .option('--home <dir>', 'FreeLoader home for the cluster', freeloaderHome())
     .action(async (opts: ClusterOptions) => {
-      const started = performance.now();
-      const { startManager } = await import('@freeloader/manager');
-      const manager = await startManager({
-        home: opts.home,
-        host: '127.0.0.1',
-        port: Number(opts.port),
-        logLevel: process.env.LOG_LEVEL ?? 'warn',
-      });
-      const children: ChildProcess[] = [];
-      const stopAll = async (): Promise<void> => {
-        await Promise.all(children.map(stopChild));
-        await manager.close();
-      };
+      const cluster = new LocalCluster(opts);
+      // Signals are handled from the first moment: a Ctrl-C during startup must still stop the
+      // children, which are outside the terminal's process group.
+      const stopped = runUntilSignal(() => cluster.stop());
+      process.once('exit', () => cluster.abandon());
       try {
-        const password =
-          manager.adminPassword ??
-          (await readFile(adminPasswordPath({ FREELOADER_HOME: opts.home }), 'utf8')).trim();
-        const admin = new ManagerClient(manager.url);
-        const session = await admin.request<LoginResponse>('POST', '/auth/login', {
-          username: 'admin',
-          password,
-        });
-        admin.setCredentials({ kind: 'user', token: session.token });
-
-        const count = Number(opts.agents);
-        const dirs = Array.from({ length: count }, (_, i) =>
-          join(opts.home, 'cluster', `agent-${i + 1}`),
-        );
-        const needToken = dirs.some((d) => !existsSync(identityPath(d)));
-        const token = needToken
-          ? (
-              await admin.request<JoinTokenCreated>('POST', '/tokens', {
-                maxUses: count,
-                ttlSeconds: 3600,
-                note: 'local cluster',
-              })
-            ).token
-          : undefined;
-
-        dirs.forEach((dir, i) => {
-          const args = [
-            'agent',
-            '--manager',
-            manager.url,
-            '--dir',
-            dir,
-            '--quota',
-            opts.quota,
-            '--listen',
-            `127.0.0.1:${Number(opts.agentBasePort) + i}`,
-            '--name',
-            `agent-${i + 1}`,
-            ...(token ? ['--token', token] : []),
-          ];
-          children.push(spawnAgent(`agent-${i + 1}`, args));
-        });
-
-        await waitForAgents(admin, count);
-        await admin.close();
-        const seconds = ((performance.now() - started) / 1000).toFixed(1);
-        console.log(
-          [
-            '',
-            `FreeLoader local cluster is up (${count} agents, ready in ${seconds} s)`,
-            `  console:  ${manager.url}/`,
-            `  API docs: ${manager.url}/docs`,
-            `  admin:    user "admin", password "${password}"`,
-            `  CLI:      FREELOADER_MANAGER=${manager.url} freeloader ls`,
-            'Press Ctrl-C to stop.',
-          ].join('\n'),
-        );
+        await cluster.start();
       } catch (e) {
-        await stopAll();
+        if (cluster.stopping) return stopped;
+        await cluster.stop();
         throw e;
       }
-      await runUntilSignal(stopAll);
+      await stopped;
     });
 }
 
-function spawnAgent(name: string, args: string[]): ChildProcess {
-  const main = fileURLToPath(new URL('../main.js', import.meta.url));
-  const child = spawn(process.execPath, [main, ...args], {
-    stdio: ['ignore', 'inherit', 'pipe'],
-    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
-  });
-  // Agents' stderr carries their logs; prefix it so interleaved lines stay readable.
-  createInterface({ input: child.stderr! }).on('line', (line) =>
-    console.error(`[${name}] ${line}`),
-  );
-  child.on('exit', (code, signal) => {
-    if (code !== 0 && signal !== 'SIGTERM') console.error(`[${name}] exited (${signal ?? code})`);
-  });
-  return child;
-}
+class LocalCluster {
+  stopping = false;
+  private manager: SupervisedChild | undefined;
+  private readonly agents: SupervisedChild[] = [];
+  private readonly started = performance.now();
 
-async function waitForAgents(admin: ManagerClient, count: number): Promise<void> {
-  const deadline = performance.now() + AGENTS_READY_TIMEOUT_MS;
-  for (;;) {
-    const agents = await admin.request<AgentView[]>('GET', '/agents');
-    if (agents.filter((a) => a.state === 'live').length >= count) return;
-    if (performance.now() > deadline) {
-      throw new Error(`only ${agents.length} of ${count} agents came up; see the agent logs above`);
+  constructor(private readonly opts: ClusterOptions) {}
+
+  async start(): Promise<void> {
+    const { home } = this.opts;
+    const count = Number(this.opts.agents);
+    this.manager = new SupervisedChild(
+      'manager',
+      ['manager', '--listen', `127.0.0.1:${Number(this.opts.port)}`, '--home', home],
+      { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+    );
+    const ready = await this.manager.waitForLine(/^manager: (\S+) /, MANAGER_READY_TIMEOUT_MS);
+    const url = ready[1]!;
+    const password = (await readFile(adminPasswordPath({ FREELOADER_HOME: home }), 'utf8')).trim();
+
+    const admin = new ManagerClient(url);
+    try {
+      const session = await admin.request<LoginResponse>('POST', '/auth/login', {
+        username: 'admin',
+        password,
+      });
+      admin.setCredentials({ kind: 'user', token: session.token });
+      await this.startAgents(admin, url, count);
+      await this.waitForAgents(admin, count);
+    } finally {
+      await admin.close();
     }
-    await new Promise((r) => setTimeout(r, 250));
+
+    const hasConsole = await consoleServed(url);
+    const seconds = ((performance.now() - this.started) / 1000).toFixed(1);
+    console.log(
+      [
+        '',
+        `FreeLoader local cluster is up (${count} agents, ready in ${seconds} s)`,
+        hasConsole ? `  console:  ${url}/` : '  console:  not built (`npm run build` builds it)',
+        `  API docs: ${url}/docs`,
+        `  admin:    user "admin", password "${password}"`,
+        `  CLI:      FREELOADER_MANAGER=${url} freeloader ls`,
+        'Press Ctrl-C to stop.',
+      ].join('\n'),
+    );
+  }
+
+  private async startAgents(admin: ManagerClient, url: string, count: number): Promise<void> {
+    const dirs = Array.from({ length: count }, (_, i) =>
+      join(this.opts.home, 'cluster', `agent-${i + 1}`),
+    );
+    const newcomers = dirs.filter((d) => !existsSync(identityPath(d))).length;
+    // Agents enrolled on an earlier run reuse their identity; only newcomers need a token.
+    const token =
+      newcomers > 0
+        ? (
+            await admin.request<JoinTokenCreated>('POST', '/tokens', {
+              maxUses: newcomers,
+              ttlSeconds: 3600,
+              note: 'local cluster',
+            })
+          ).token
+        : undefined;
+    const basePort = Number(this.opts.agentBasePort);
+    for (const [i, dir] of dirs.entries()) {
+      if (this.stopping) return;
+      const name = `agent-${i + 1}`;
+      const args = [
+        'agent',
+        ...['--manager', url, '--dir', dir, '--quota', this.opts.quota, '--name', name],
+        ...['--listen', `127.0.0.1:${basePort === 0 ? 0 : basePort + i}`],
+      ];
+      // The token goes by environment: a command line is visible to every user of the machine.
+      this.agents.push(
+        new SupervisedChild(name, args, {
+          LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+          ...(token ? { FREELOADER_JOIN_TOKEN: token } : {}),
+        }),
+      );
+    }
+  }
+
+  private async waitForAgents(admin: ManagerClient, count: number): Promise<void> {
+    const deadline = performance.now() + AGENTS_READY_TIMEOUT_MS;
+    for (;;) {
+      if (this.stopping) throw new Error('stopped while starting');
+      const dead = this.agents.find((a) => !a.running);
+      if (dead) {
+        throw new Error(
+          `${dead.name} exited (${dead.exitText()}); its last output:\n${dead.tail()}`,
+        );
+      }
+      const agents = await admin.request<AgentView[]>('GET', '/agents');
+      const live = agents.filter((a) => a.state === 'live').length;
+      if (live >= count) return;
+      if (performance.now() > deadline) {
+        throw new Error(`only ${live} of ${count} agents came up; see the agent logs above`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  /** Agents first (they may still report to the manager), then the manager. Idempotent. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await Promise.all(this.agents.map((a) => a.stop(AGENT_STOP_GRACE_MS)));
+    await this.manager?.stop(MANAGER_STOP_GRACE_MS);
+  }
+
+  /** Last resort when this process exits without stop(): ask every child to stop on its own. */
+  abandon(): void {
+    for (const c of [...this.agents, this.manager]) if (c?.running) c.child.kill('SIGTERM');
   }
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), AGENT_STOP_GRACE_MS);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
+/** The manager serves the console once it is built (`npm run build`). */
+async function consoleServed(url: string): Promise<boolean> {
+  const res = await fetch(`${url}/`).catch(() => null);
+  await res?.body?.cancel();
+  return res?.ok === true;
 }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { importManager } from '../import-manager.js';
 import { freeloaderHome } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { parseListen } from './listen.js';
@@ -15,7 +16,7 @@ export function registerManager(program: Command): void {
     .option('--home <dir>', 'FreeLoader home (embedded database, keys)', freeloaderHome())
     .option('--database-url <url>', 'use this PostgreSQL server instead of the embedded one')
     .action(async (opts: { listen: string; home: string; databaseUrl?: string }) => {
-      const { startManager } = await import('@freeloader/manager');
+      const { startManager } = await importManager();
       const listen = parseListen(opts.listen);
       const manager = await startManager({
         home: opts.home,

@@ -1,0 +1,93 @@
+import type { ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { AgentView, LoginResponse } from '@freeloader/protocol';
+import { ManagerClient } from '../manager-client.js';
+import {
+  exited,
+  freePort,
+  isRunning,
+  pidsMentioning,
+  spawnCli,
+  waitFor,
+} from '../test/processes.js';
+
+/**
+ * `freeloader cluster` (what `npm start` runs) as a real process tree: manager, embedded
+ * PostgreSQL and agents; Ctrl-C (SIGINT to the whole foreground process group, as a terminal
+ * sends it) stops every one of them and exits 0.
+ */
+describe('freeloader cluster', { timeout: 90_000 }, () => {
+  let home = '';
+  let cluster: ChildProcess | undefined;
+
+  afterAll(async () => {
+    // A failed test must not leave the tree running: ask nicely, then kill what is left.
+    if (cluster && isRunning(cluster)) process.kill(-cluster.pid!, 'SIGINT');
+    if (cluster) await Promise.race([exited(cluster), new Promise((r) => setTimeout(r, 15_000))]);
+    if (home) {
+      for (const pid of await pidsMentioning(home)) process.kill(pid, 'SIGKILL');
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+
+  it('runs a manager and 2 live agents, then stops everything on Ctrl-C', async () => {
+    home = await mkdtemp(join(tmpdir(), 'fl-cluster-it-'));
+    await chmod(home, 0o711);
+    const [port, pgPort] = [await freePort(), await freePort()];
+    const args = ['cluster', '--agents', '2', '--quota', '64MiB', '--home', home];
+    args.push('--port', String(port), '--agent-base-port', '0');
+    // Its own process group, which this test then signals like a terminal's Ctrl-C does.
+    cluster = spawnCli(
+      args,
+      { EMBEDDED_PG_PORT: String(pgPort), LOG_LEVEL: 'warn' },
+      { detached: true },
+    );
+    let stdout = '';
+    let stderr = '';
+    cluster.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
+    cluster.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+    const started = performance.now();
+    await waitFor(
+      'the cluster to be up',
+      () => {
+        if (!isRunning(cluster!)) throw new Error(`cluster exited:\n${stderr}`);
+        return /cluster is up/.test(stdout) ? true : undefined;
+      },
+      60_000,
+      100,
+    );
+    expect(performance.now() - started).toBeLessThan(60_000);
+
+    const url = `http://127.0.0.1:${port}`;
+    expect(stdout).toContain(`API docs: ${url}/docs`);
+    const health = await fetch(`${url}/api/v1/health`);
+    expect(await health.json()).toMatchObject({ ok: true });
+    const password = /password "([^"]+)"/.exec(stdout)?.[1];
+    expect(password).toBeDefined();
+    const admin = new ManagerClient(url);
+    const session = await admin.request<LoginResponse>('POST', '/auth/login', {
+      username: 'admin',
+      password,
+    });
+    admin.setCredentials({ kind: 'user', token: session.token });
+    const agents = await admin.request<AgentView[]>('GET', '/agents');
+    await admin.close();
+    expect(agents.map((a) => [a.name, a.state]).sort()).toEqual([
+      ['agent-1', 'live'],
+      ['agent-2', 'live'],
+    ]);
+    // The join token never appears on a command line.
+    expect(stderr).not.toMatch(/--token/);
+    expect(await pidsMentioning(join(home, 'cluster', 'agent-'))).toHaveLength(2);
+
+    process.kill(-cluster.pid!, 'SIGINT');
+    expect(await exited(cluster)).toBe(0);
+    expect(stderr).toContain('SIGINT: stopping');
+    expect(stderr).not.toMatch(/again: exiting now|exited \(/);
+    // Manager, PostgreSQL and agents are gone, not orphaned.
+    expect(await pidsMentioning(home)).toEqual([]);
+  });
+});

@@ -1,0 +1,77 @@
+// `freeloader get` on loopback from 4 donors (no shaping): verified MB/s next to curl from nginx
+// on the same machine, plus the donors' resident memory while they serve flat out.
+import { chmod, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { loopbackRead } from '../lib/baselines.js';
+import { rssBytes, startLoopbackCluster } from '../lib/loopback-cluster.js';
+import { startNginx } from '../lib/nginx.js';
+import { LOOPBACK } from '../lib/processes.js';
+
+/** Target from the data-path issue: ≥ 1 GB/s verified. */
+const TARGET_MBPS = 1000;
+/** An agent serving flat out must stay under this resident size (bytes). */
+const RSS_LIMIT = 150 * 1e6;
+const SUMMARY = /in ([\d.]+) s, ([\d.]+) MB\/s/;
+
+export default {
+  name: 'loopback-get',
+  /** @param {import('../lib/context.js').BenchContext} ctx */
+  async run(ctx) {
+    const bytes = (ctx.quick ? 256 : 1024) * 2 ** 20;
+    const work = ctx.workDir('loopback-get');
+    const home = join(work, 'home');
+    await mkdir(home, { recursive: true });
+    await chmod(work, 0o711);
+    await chmod(home, 0o711);
+    const ds = await ctx.dataset(bytes);
+    const rows = [];
+    const curl = await loopbackRead(ds, ds.dir, join(work, 'nginx-curl'));
+    rows.push({ case: 'curl ← nginx (loopback)', params: { bytes }, mbps: curl.mbps, limitMbps: null, note: 'peer, no verification' });
+
+    const web = await startNginx(LOOPBACK, { root: ds.dir, workDir: join(work, 'nginx-src'), port: 7790 });
+    const cluster = await startLoopbackCluster({ home, agents: 4, quota: '2GiB', port: 7780, agentBasePort: 7781 });
+    try {
+      await cluster.cli(['import', web.url(ds.name), '--name', 'bench/loopback.bin', '--width', '4', '--wait'], 600_000);
+      const pids = cluster.agentPids();
+      let peak = 0;
+      const sampler = setInterval(() => {
+        for (const pid of pids) peak = Math.max(peak, rssBytes(pid));
+      }, 100);
+      /** @type {number[]} */
+      const rates = [];
+      try {
+        for (let i = 0; i < (ctx.quick ? 2 : 3); i++) {
+          const got = await cluster.cli(['get', 'bench/loopback.bin', '-o', '/dev/null'], 600_000);
+          const m = SUMMARY.exec(got.stderr);
+          if (!m) throw new Error(`no summary from get: ${got.stderr}`);
+          rates.push(Number(m[2]));
+        }
+      } finally {
+        clearInterval(sampler);
+      }
+      const best = Math.max(...rates);
+      rows.push({
+        case: 'freeloader get, 4 donors (loopback)',
+        params: { bytes, runs: rates },
+        mbps: best,
+        limitMbps: TARGET_MBPS,
+        targetRatio: 1,
+        note: `every morsel SHA-256 verified; ${(best / curl.mbps).toFixed(2)}× curl`,
+      });
+      rows.push({
+        case: 'agent peak RSS while serving (MB)',
+        params: { agents: pids.length },
+        mbps: peak / 1e6,
+        limitMbps: RSS_LIMIT / 1e6,
+        targetRatio: 1,
+        lowerIsBetter: true,
+        note: 'MB, not MB/s: pass when at most the limit',
+      });
+      if (peak > RSS_LIMIT) ctx.log(`agent RSS ${Math.round(peak / 1e6)} MB exceeds ${RSS_LIMIT / 1e6} MB`);
+    } finally {
+      await cluster.stop();
+      await web.stop();
+    }
+    return ctx.report('loopback-get', { bytes }, rows, {});
+  },
+};

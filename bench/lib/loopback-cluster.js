@@ -1,0 +1,83 @@
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FREELOADER_CLI, freeloaderEnv, runFreeLoader } from './freeloader.js';
+import { LOOPBACK } from './processes.js';
+
+/**
+ * @typedef {object} LoopbackCluster
+ * @property {string} url manager URL
+ * @property {string} home FREELOADER_HOME (the CLI signs in as admin from it)
+ * @property {(args: string[], timeoutMs?: number) => Promise<import('./sh.js').RunResult>} cli
+ * @property {() => number[]} agentPids pids of the agent processes (for RSS sampling)
+ * @property {() => Promise<void>} stop
+ */
+
+/**
+ * `freeloader cluster` on loopback (no namespaces, no shaping): manager + `agents` donors.
+ *
+ * @param {{ home: string, agents: number, quota: string, port: number, agentBasePort: number }} opts
+ * @returns {Promise<LoopbackCluster>}
+ * @example const c = await startLoopbackCluster({ home, agents: 4, quota: '2GiB', port: 7700, agentBasePort: 7711 });
+ */
+export async function startLoopbackCluster(opts) {
+  const child = spawn(
+    'node',
+    [FREELOADER_CLI, 'cluster', '--agents', String(opts.agents), '--quota', opts.quota, '--port', String(opts.port), '--agent-base-port', String(opts.agentBasePort), '--home', opts.home],
+    { env: freeloaderEnv(opts.home), stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  child.stdout.on('data', (b) => (out += b));
+  child.stderr.on('data', (b) => (out += b));
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`cluster not up in 90 s:\n${out}`)), 90_000);
+    const check = () => {
+      if (out.includes('cluster is up')) {
+        clearTimeout(timer);
+        resolve(undefined);
+      }
+    };
+    child.stdout.on('data', check);
+    child.on('exit', (code) => reject(new Error(`cluster exited (${code}):\n${out}`)));
+  });
+  const url = `http://127.0.0.1:${opts.port}`;
+  return {
+    url,
+    home: opts.home,
+    cli: (args, timeoutMs = 0) => runFreeLoader(LOOPBACK, [...args, '--manager', url], { home: opts.home, timeoutMs }),
+    agentPids: () => agentPids(opts.home),
+    stop: async () => {
+      child.kill('SIGINT');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
+
+/** @param {string} home @returns {number[]} */
+function agentPids(home) {
+  const pids = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(join('/proc', entry, 'cmdline'), 'utf8').split('\0');
+      if (cmd.includes('agent') && cmd.some((a) => a.startsWith(join(home, 'cluster')))) pids.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return pids;
+}
+
+/**
+ * Resident memory of a process in bytes (0 once it is gone).
+ *
+ * @param {number} pid
+ */
+export function rssBytes(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
