@@ -5,11 +5,12 @@
 import { join } from 'node:path';
 import { fileDigest } from '../lib/dataset.js';
 import { startFreeLoaderLan } from '../lib/freeloader-lan.js';
+import { aria2Read, curlRead } from '../lib/baselines.js';
 import { measureGoodput } from '../lib/goodput.js';
 import { startNginx } from '../lib/nginx.js';
 import { plotPng } from '../lib/plot.js';
 import { repeat } from '../lib/stats.js';
-import { createTestbed, exec } from '../lib/testbed.js';
+import { DEFAULT_LINKS, createTestbed, exec } from '../lib/testbed.js';
 
 /** The seed reached ~0.75 of the limit; we aim for this. */
 const TARGET_RATIO = 0.95;
@@ -19,8 +20,11 @@ export default {
   name: 'stripe-width',
   /** @param {import('../lib/context.js').BenchContext} ctx */
   async run(ctx) {
-    const widths = ctx.quick ? [1, 4, 8] : [1, 2, 4, 6, 8, 10, 12];
-    const sizes = (ctx.quick ? [64] : [256, 1024, 2048]).map((m) => m * 2 ** 20);
+    // BENCH_WIDTHS=4,8 and BENCH_SIZES_MIB=256 narrow a run to the cases being worked on.
+    const widths = listEnv('BENCH_WIDTHS') ?? (ctx.quick ? [1, 4, 8] : [1, 2, 4, 6, 8, 10, 12]);
+    const sizes = (listEnv('BENCH_SIZES_MIB') ?? (ctx.quick ? [64] : [256, 1024, 2048])).map(
+      (m) => m * 2 ** 20,
+    );
     const work = ctx.workDir('stripe-width');
     const tb = await createTestbed({ donors: Math.max(...widths), log: ctx.log });
     /** @type {import('../lib/report.js').Row[]} */
@@ -29,6 +33,8 @@ export default {
     const series = {};
     /** @type {Array<[number, number]>} */
     const limits = [];
+    /** @type {Map<string, number>} FreeLoader MB/s by "W/bytes" */
+    const flByWidth = new Map();
     try {
       const probe = (
         /** @type {import('../lib/testbed.js').LanHost} */ from,
@@ -83,7 +89,50 @@ export default {
           });
           series[label].push([w, mbps]);
           if (bytes === sizes[0]) limits.push([w, limit]);
+          flByWidth.set(`${w}/${bytes}`, mbps);
         }
+        // The peer on the same links: aria2c splitting the read over W nginx mirrors.
+        const mirrors = await Promise.all(
+          tb.donors.map((d) =>
+            startNginx(d, { root: ds.dir, workDir: join(work, `mirror-${d.name}-${bytes}`) }),
+          ),
+        );
+        for (const w of widths) {
+          const read = await aria2Read(
+            tb.client,
+            mirrors.slice(0, w).map((m) => m.url(ds.name)),
+            ds,
+            work,
+          );
+          const fl = flByWidth.get(`${w}/${bytes}`) ?? 0;
+          rows.push({
+            case: `aria2c W=${w}, ${label}`,
+            params: { W: w, bytes, seconds: read.seconds },
+            mbps: read.mbps,
+            limitMbps: Math.min(clientGp, sum(w)),
+            note: `FreeLoader/aria2c = ${(fl / read.mbps).toFixed(2)}×`,
+          });
+          rows.push({
+            case: `FreeLoader vs aria2c W=${w}, ${label}`,
+            params: { W: w, bytes },
+            mbps: fl,
+            limitMbps: read.mbps,
+            targetRatio: 1,
+            note: 'ratio = FreeLoader / aria2c (target ≥ 1.0×)',
+          });
+        }
+        await Promise.all(mirrors.map((m) => m.stop()));
+        // The seed's wget baseline: straight from the source over its WAN link.
+        await tb.shape(tb.source, DEFAULT_LINKS.source);
+        const wan = await curlRead(tb.client, source.url(ds.name), { expectBytes: bytes });
+        rows.push({
+          case: `curl from source (WAN), ${label}`,
+          params: { bytes, seconds: wan.seconds },
+          mbps: wan.mbps,
+          limitMbps: null,
+          note: 'the seed’s wget baseline',
+        });
+        await tb.shape(tb.source, { rateMbit: 1000 });
         await source.stop();
       }
     } finally {
@@ -102,3 +151,9 @@ export default {
     return ctx.report('stripe-width', { widths, sizes }, rows, { netem: tb.netem });
   },
 };
+
+/** @param {string} name @returns {number[] | null} */
+function listEnv(name) {
+  const text = process.env[name];
+  return text ? text.split(',').map(Number) : null;
+}

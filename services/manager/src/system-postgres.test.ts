@@ -1,3 +1,4 @@
+import { readMigrations } from './db/migrate.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from './test/harness.js';
@@ -42,8 +43,8 @@ describe.skipIf(!system.url)('on the system PostgreSQL at 127.0.0.1:5432', () =>
   });
 
   it('migrates, enrolls, heartbeats and lists an agent', async () => {
-    const { rows } = await h.app.pg.query('SELECT name FROM schema_migrations');
-    expect(rows.map((r) => r.name)).toEqual(['001_init']);
+    const { rows } = await h.app.pg.query('SELECT name FROM schema_migrations ORDER BY version');
+    expect(rows.map((r) => r.name)).toEqual((await readMigrations()).map((m) => m.name));
     const agent = await h.enroll({ name: 'system-pg' });
     const hb = await h.call({
       method: 'POST',

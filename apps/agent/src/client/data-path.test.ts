@@ -1,4 +1,5 @@
-import { open, readdir } from 'node:fs/promises';
+import { mkdtemp, open, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MiB, donorsOfMorsel, type AgentView, type DatasetMap } from '@freeloader/protocol';
@@ -10,6 +11,7 @@ import {
   type DataCluster,
 } from '../test/data-cluster.js';
 import { waitFor } from '../test/cluster-harness.js';
+import { getDataset } from './get-dataset.js';
 
 // Import by URI, greedy round-robin over real agent processes, verified parallel retrieval —
 // all against a real HTTP server on loopback. Every output is compared with the source's SHA-256.
@@ -65,6 +67,22 @@ describe('import and get', () => {
     expect(out.bytes).toBe(20 * MiB + 7);
     expect(out.sha256).toBe(sha256Hex(src.content));
     expect(out.donorFailures).toBe(0);
+  });
+
+  it('writes a file at morsel offsets as each donor delivers (no head-of-line wait)', async () => {
+    const src = await serve({ size: 12 * MiB + 5, seed: 16 });
+    const d = await c.importAndWait({ uri: src.url, name: 'it/to-file.bin' });
+    const dir = await mkdtemp(join(tmpdir(), 'fl-get-'));
+    const path = join(dir, 'out.bin');
+    const fh = await open(path, 'w');
+    try {
+      const summary = await getDataset({ manager: c.tm.admin, dataset: d.id, sink: fh });
+      expect(summary.bytes).toBe(12 * MiB + 5);
+    } finally {
+      await fh.close();
+    }
+    expect(sha256Hex(await readFile(path))).toBe(sha256Hex(src.content));
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('streams a source without Range support through one donor, deliberately', async () => {

@@ -150,7 +150,7 @@ export class DatasetReader {
   }
 
   /** Fetch and verify one morsel into a slab slot: donors in order of health, then the source. */
-  private async readIntoSlot(index: number, signal?: AbortSignal): Promise<Morsel> {
+  async readIntoSlot(index: number, signal?: AbortSignal): Promise<Morsel> {
     if (!Number.isInteger(index) || index < 0 || index >= this.count) {
       throw new FreeLoaderError(
         'VALIDATION_FAILED',

@@ -6,11 +6,14 @@ import { MorselConnection, type MorselResponse } from './morsel-connection.js';
 /** A donor that sends no byte for this long is stalled (milliseconds). */
 export const DONOR_STALL_TIMEOUT_MS = 10_000;
 
-/** Up to `size` keep-alive connections to one donor; requests wait for a free one. */
+/**
+ * Keep-alive connections to one donor. One is the default: requests are pipelined on it, and a
+ * single TCP flow fills a shaped link where several flows would overflow its queue and stall on
+ * retransmits (measured on 100 Mbit/s tbf links: 4 connections per donor reached 0.25 of the
+ * link at width 8, one pipelined connection 0.78+).
+ */
 class DonorLanes {
-  private readonly idle: MorselConnection[] = [];
-  private readonly waiters: ((c: MorselConnection) => void)[] = [];
-  private created = 0;
+  private conns: MorselConnection[] = [];
 
   constructor(
     private readonly url: URL,
@@ -18,42 +21,24 @@ class DonorLanes {
     private readonly stallMs: number,
   ) {}
 
-  async get(path: string, auth: string, target: Buffer): Promise<MorselResponse> {
-    const conn = await this.take();
-    try {
-      return await conn.get(path, auth, target);
-    } finally {
-      this.give(conn);
+  get(path: string, auth: string, target: Buffer): Promise<MorselResponse> {
+    this.conns = this.conns.filter((c) => !c.closed);
+    let conn = this.conns.reduce<MorselConnection | undefined>(
+      (best, c) => (!best || c.inFlight < best.inFlight ? c : best),
+      undefined,
+    );
+    if (!conn || (conn.inFlight > 0 && this.conns.length < this.size)) {
+      const port = Number(this.url.port || (this.url.protocol === 'https:' ? 443 : 80));
+      const host = this.url.hostname.replace(/^\[|\]$/g, '');
+      conn = new MorselConnection(host, port, this.url.host, this.stallMs);
+      this.conns.push(conn);
     }
+    return conn.get(path, auth, target);
   }
 
   destroy(): void {
-    for (const c of this.idle) c.destroy();
-    this.idle.length = 0;
-  }
-
-  private take(): Promise<MorselConnection> {
-    const c = this.idle.pop();
-    if (c) return Promise.resolve(c);
-    if (this.created < this.size) {
-      this.created++;
-      const port = Number(this.url.port || (this.url.protocol === 'https:' ? 443 : 80));
-      return Promise.resolve(
-        new MorselConnection(
-          this.url.hostname.replace(/^\[|\]$/g, ''),
-          port,
-          this.url.host,
-          this.stallMs,
-        ),
-      );
-    }
-    return new Promise((resolve) => this.waiters.push(resolve));
-  }
-
-  private give(c: MorselConnection): void {
-    const next = this.waiters.shift();
-    if (next) next(c);
-    else this.idle.push(c);
+    for (const c of this.conns) c.destroy();
+    this.conns = [];
   }
 }
 
@@ -66,7 +51,7 @@ export class DonorPools {
   private readonly byDonor = new Map<string, DonorLanes>();
 
   constructor(
-    private readonly connectionsPerDonor = 4,
+    private readonly connectionsPerDonor = Number(process.env.FREELOADER_DONOR_CONNECTIONS ?? 1),
     private readonly stallTimeoutMs = DONOR_STALL_TIMEOUT_MS,
   ) {}
 

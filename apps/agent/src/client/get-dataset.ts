@@ -1,3 +1,4 @@
+import type { FileHandle } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import type { DatasetMap, FreeLoaderError } from '@freeloader/protocol';
 import type { ManagerClient } from '../manager-client.js';
@@ -5,15 +6,19 @@ import { DatasetReader } from './dataset-reader.js';
 import { fetchMap } from './fetch-map.js';
 import { reportReadOutcome } from './report-rates.js';
 import { sourceFallback } from './source-fallback.js';
+import { readUnordered } from './unordered-read.js';
 
 export interface GetOptions {
   manager: ManagerClient;
   dataset: string;
-  /** Where the bytes go, in order. Backpressure is respected. */
-  sink: Writable;
+  /**
+   * Where the bytes go: a stream gets them in order (backpressure respected); a file handle gets
+   * each morsel written at its offset as soon as it is verified, so no donor waits for another.
+   */
+  sink: Writable | FileHandle;
   onProgress?: (doneBytes: number, totalBytes: number) => void;
   onDonorFailure?: (donorId: string, error: FreeLoaderError) => void;
-  /** Morsels buffered or in flight (default: the seed's W·(S+1)). */
+  /** Morsels buffered or in flight for stream output (default: `reader.defaultWindow()`). */
   window?: number;
 }
 
@@ -24,7 +29,7 @@ export interface GetSummary {
   donorFailures: number;
 }
 
-/** Read a whole dataset from its donors, verified, in order, into `sink`. */
+/** Read a whole dataset from its donors, verified, into `sink`. */
 export async function getDataset(opts: GetOptions): Promise<GetSummary> {
   const map = await fetchMap(opts.manager, opts.dataset);
   const fallback = sourceFallback(map);
@@ -41,13 +46,30 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
   const started = performance.now();
   let bytes = 0;
   try {
-    const window = opts.window ?? reader.defaultWindow();
-    for await (const morsel of reader.morsels(0, reader.count, window)) {
-      // The slot goes back to the pool only once the sink is done with its bytes.
-      const flowing = opts.sink.write(morsel.data, () => morsel.release());
-      if (!flowing) await new Promise((r) => opts.sink.once('drain', r));
-      bytes += morsel.data.length;
+    const progress = (n: number): void => {
+      bytes += n;
       opts.onProgress?.(bytes, map.dataset.sizeBytes);
+    };
+    if (isFileHandle(opts.sink)) {
+      const fh = opts.sink;
+      await fh.truncate(map.dataset.sizeBytes).catch(() => undefined); // devices cannot be truncated
+      await readUnordered(reader, async (m) => {
+        try {
+          await fh.write(m.data, 0, m.data.length, m.index * map.dataset.morselSize);
+        } finally {
+          m.release();
+        }
+        progress(m.data.length);
+      });
+    } else {
+      const sink = opts.sink;
+      const window = opts.window ?? reader.defaultWindow();
+      for await (const morsel of reader.morsels(0, reader.count, window)) {
+        // The slot goes back to the pool only once the sink is done with its bytes.
+        const flowing = sink.write(morsel.data, () => morsel.release());
+        if (!flowing) await new Promise((r) => sink.once('drain', r));
+        progress(morsel.data.length);
+      }
     }
   } finally {
     await reader.close();
@@ -58,4 +80,11 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
     () => undefined,
   );
   return { map, bytes, seconds, donorFailures };
+}
+
+function isFileHandle(sink: Writable | FileHandle): sink is FileHandle {
+  return (
+    typeof (sink as FileHandle).fd === 'number' &&
+    typeof (sink as FileHandle).truncate === 'function'
+  );
 }

@@ -42,6 +42,25 @@ describe('MorselConnection', () => {
     c.destroy();
   });
 
+  it('pipelines: answers arriving back to back in one packet go to their requests in order', async () => {
+    const bodies = [Buffer.alloc(1000, 1), Buffer.alloc(0), Buffer.alloc(70_000, 3)];
+    let seen = 0;
+    const port = await serve((s, _n) => {
+      // Answer only once all three requests arrived, all in one write.
+      seen++;
+      if (seen === 1) setTimeout(() => s.write(Buffer.concat(bodies.map(ok))), 20);
+    });
+    const c = new MorselConnection('127.0.0.1', port, 'h', 2000);
+    const targets = bodies.map(() => Buffer.alloc(1 << 17));
+    const res = await Promise.all(targets.map((t) => c.get('/x', 'Bearer t', t)));
+    expect(c.inFlight).toBe(0);
+    res.forEach((r, i) => {
+      expect(r).toMatchObject({ status: 200, length: bodies[i]!.length });
+      expect(targets[i]!.subarray(0, r.length).equals(bodies[i]!)).toBe(true);
+    });
+    c.destroy();
+  });
+
   it('returns error statuses with their body', async () => {
     const port = await serve((s) => {
       const body = '{"error":{"code":"MORSEL_NOT_FOUND","message":"no"}}';

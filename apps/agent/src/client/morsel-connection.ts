@@ -26,19 +26,22 @@ interface InFlight {
   received: number;
   error: Buffer[];
   close: boolean;
-  timer: NodeJS.Timeout;
 }
 
 /**
  * One keep-alive HTTP/1.1 connection to a donor's morsel service, tuned for the read path:
- * socket data lands in one static buffer and the body is copied straight into the caller's slot,
- * so a 1 GB/s read allocates nothing per morsel. One request at a time (no pipelining); the
- * donor speaks plain HTTP, so curl still works against it.
+ * socket data lands in one static buffer and bodies are copied straight into the callers'
+ * slots, so a 1 GB/s read allocates nothing per morsel. Requests are pipelined (answered in
+ * order), so one connection keeps a donor's link busy without several TCP flows fighting over a
+ * slow link's queue. The donor speaks plain HTTP, so curl still works against it.
  */
 export class MorselConnection {
   private socket: Socket | null = null;
-  private current: InFlight | null = null;
+  /** Requests sent and not yet answered, oldest first (HTTP/1.1 answers in order). */
+  private readonly queue: InFlight[] = [];
   private readonly readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+  /** Fires when the oldest request has seen no byte for `stallMs`. */
+  private stallTimer: NodeJS.Timeout | null = null;
   closed = false;
 
   constructor(
@@ -48,16 +51,16 @@ export class MorselConnection {
     private readonly stallMs: number,
   ) {}
 
-  get busy(): boolean {
-    return this.current !== null;
+  /** Requests on the wire, answered or not yet. */
+  get inFlight(): number {
+    return this.queue.length;
   }
 
   /** GET `path`; a 200 body is copied into `target` (which must be large enough). */
   get(path: string, authorization: string, target: Buffer): Promise<MorselResponse> {
-    if (this.current) return Promise.reject(new Error('connection busy'));
     const socket = this.ensureSocket();
     return new Promise((resolve, reject) => {
-      const req: InFlight = {
+      this.queue.push({
         target,
         resolve,
         reject,
@@ -68,12 +71,8 @@ export class MorselConnection {
         received: 0,
         error: [],
         close: false,
-        timer: setTimeout(
-          () => this.fail(new FreeLoaderError('TIMEOUT', `donor ${this.hostHeader} stalled`)),
-          this.stallMs,
-        ),
-      };
-      this.current = req;
+      });
+      if (this.queue.length === 1) this.armStallTimer();
       socket.write(
         `GET ${path} HTTP/1.1\r\nHost: ${this.hostHeader}\r\nAuthorization: ${authorization}\r\n` +
           'Accept: application/octet-stream\r\n\r\n',
@@ -83,14 +82,23 @@ export class MorselConnection {
 
   destroy(): void {
     this.closed = true;
-    this.socket?.destroy();
-    this.socket = null;
+    this.fail(new FreeLoaderError('UNAVAILABLE', 'connection closed by the client'));
+  }
+
+  private armStallTimer(): void {
+    if (this.stallTimer) this.stallTimer.refresh();
+    else {
+      this.stallTimer = setTimeout(
+        () => this.fail(new FreeLoaderError('TIMEOUT', `donor ${this.hostHeader} stalled`)),
+        this.stallMs,
+      );
+    }
   }
 
   private ensureSocket(): Socket {
     if (this.socket && !this.socket.destroyed) return this.socket;
     // Handlers act only while their socket is the current one: a socket replaced after a
-    // failure must not fail the request its successor carries.
+    // failure must not fail the requests its successor carries.
     const socket: Socket = connect({
       host: this.host,
       port: this.port,
@@ -112,7 +120,6 @@ export class MorselConnection {
     });
     socket.on('close', () => {
       if (this.socket !== socket) return;
-      this.socket = null;
       this.fail(
         new FreeLoaderError('UNAVAILABLE', `donor ${this.hostHeader} closed the connection`),
       );
@@ -123,29 +130,70 @@ export class MorselConnection {
 
   /** Called with the static buffer: everything must be consumed before returning. */
   private onData(n: number, buf: Uint8Array): boolean {
-    const req = this.current;
-    if (!req) {
-      // Bytes with no request outstanding: the stream is out of step; drop the connection.
-      this.destroy();
-      return false;
-    }
-    req.timer.refresh();
     let chunk = Buffer.from(buf.buffer, buf.byteOffset, n);
+    // One read may finish one response and start the next: consume all of it.
+    while (chunk.length > 0) {
+      const req = this.queue[0];
+      if (!req) {
+        this.fail(
+          new FreeLoaderError('UNAVAILABLE', `donor ${this.hostHeader} sent an unasked response`),
+        );
+        return false;
+      }
+      this.armStallTimer();
+      const rest = this.consume(req, chunk);
+      if (rest === null) return false;
+      chunk = rest;
+    }
+    return true;
+  }
+
+  /** Feed bytes to the oldest request; returns what belongs to the next one, null on failure. */
+  private consume(req: InFlight, input: Buffer): Buffer | null {
+    let chunk = input;
     if (req.status === 0) {
       req.head.push(Buffer.from(chunk)); // headers are small: copy out of the static buffer
       req.headBytes += chunk.length;
       const head = req.head.length === 1 ? req.head[0]! : Buffer.concat(req.head);
       const end = head.indexOf(CRLFCRLF);
       if (end < 0) {
-        if (req.headBytes > MAX_SMALL)
-          this.fail(new FreeLoaderError('SOURCE_ERROR', 'donor sent oversized headers'));
-        return true;
+        if (req.headBytes <= MAX_SMALL) return Buffer.alloc(0);
+        this.fail(
+          new FreeLoaderError('UNAVAILABLE', `donor ${this.hostHeader} sent oversized headers`),
+        );
+        return null;
       }
-      if (!this.parseHead(req, head.subarray(0, end).toString('latin1'))) return false;
+      if (!this.parseHead(req, head.subarray(0, end).toString('latin1'))) return null;
       chunk = head.subarray(end + 4);
     }
-    this.onBody(req, chunk);
-    return true;
+    const take = Math.min(chunk.length, req.contentLength - req.received);
+    if (req.status === 200) chunk.copy(req.target, req.received, 0, take);
+    else if (req.received < MAX_SMALL) req.error.push(Buffer.from(chunk.subarray(0, take)));
+    req.received += take;
+    if (req.received < req.contentLength) return chunk.subarray(take);
+    this.complete(req);
+    return req.close ? null : chunk.subarray(take);
+  }
+
+  private complete(req: InFlight): void {
+    this.queue.shift();
+    if (this.queue.length === 0 && this.stallTimer) {
+      clearTimeout(this.stallTimer);
+      this.stallTimer = null;
+    } else {
+      // The next request's clock starts now that it is at the head of the line.
+      this.armStallTimer();
+    }
+    req.resolve({
+      status: req.status,
+      length: req.status === 200 ? req.received : 0,
+      errorBody: req.status === 200 ? '' : Buffer.concat(req.error).toString('utf8'),
+    });
+    if (req.close) {
+      this.fail(
+        new FreeLoaderError('UNAVAILABLE', `donor ${this.hostHeader} closed the connection`),
+      );
+    }
   }
 
   private parseHead(req: InFlight, head: string): boolean {
@@ -184,36 +232,14 @@ export class MorselConnection {
     return true;
   }
 
-  private onBody(req: InFlight, chunk: Buffer): void {
-    const take = Math.min(chunk.length, req.contentLength - req.received);
-    if (req.status === 200) chunk.copy(req.target, req.received, 0, take);
-    else if (req.received < MAX_SMALL) req.error.push(Buffer.from(chunk.subarray(0, take)));
-    req.received += take;
-    if (take < chunk.length) {
-      this.fail(
-        new FreeLoaderError('UNAVAILABLE', `donor ${this.hostHeader} sent bytes past the response`),
-      );
-      return;
-    }
-    if (req.received < req.contentLength) return;
-    clearTimeout(req.timer);
-    this.current = null;
-    if (req.close) this.destroy();
-    req.resolve({
-      status: req.status,
-      length: req.status === 200 ? req.received : 0,
-      errorBody: req.status === 200 ? '' : Buffer.concat(req.error).toString('utf8'),
-    });
-  }
-
+  /** Drop the connection and every request on it (their callers retry elsewhere). */
   private fail(e: Error): void {
-    const req = this.current;
-    this.current = null;
-    this.socket?.destroy();
+    const pending = this.queue.splice(0);
+    if (this.stallTimer) clearTimeout(this.stallTimer);
+    this.stallTimer = null;
+    const socket = this.socket;
     this.socket = null;
-    if (req) {
-      clearTimeout(req.timer);
-      req.reject(e);
-    }
+    socket?.destroy();
+    for (const req of pending) req.reject(e);
   }
 }

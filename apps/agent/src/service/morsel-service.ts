@@ -16,6 +16,7 @@ import {
 import type { MorselStore } from '../store/store.js';
 import { BatchFrameStream, nextHeldMorsel } from './batch-stream.js';
 import { CapabilityGuard, capabilityFrom } from './capability-guard.js';
+import { BufferPool } from './buffer-pool.js';
 import { installErrorHandler } from './error-handler.js';
 
 /** Idle keep-alive of the listener: longer than typical client pools' idle timeouts (60 s). */
@@ -54,6 +55,17 @@ export interface MorselServiceOptions {
  */
 export function buildMorselService(opts: MorselServiceOptions): FastifyInstance {
   const { store, onServed } = opts;
+  const buffers = new BufferPool();
+  // A dataset's morsel size never changes (create refuses another), so one stat per dataset.
+  const morselSizes = new Map<string, number>();
+  const morselSizeOf = async (dataset: string): Promise<number> => {
+    let size = morselSizes.get(dataset);
+    if (size === undefined) {
+      size = (await store.stat(dataset)).morselSize;
+      morselSizes.set(dataset, size);
+    }
+    return size;
+  };
   const app = Fastify({ logger: opts.logger ?? false, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS });
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const guard = new CapabilityGuard(opts);
@@ -71,7 +83,17 @@ export function buildMorselService(opts: MorselServiceOptions): FastifyInstance 
     async (req, reply) => {
       const { dataset, index } = req.params;
       guard.check(capabilityFrom(req.headers.authorization, req.query), dataset, 'read');
-      const { data, sha256 } = await store.get(dataset, index);
+      const buf = buffers.take(await morselSizeOf(dataset));
+      let data: Buffer;
+      let sha256: string;
+      try {
+        ({ data, sha256 } = await store.get(dataset, index, buf));
+      } catch (e) {
+        buffers.give(buf);
+        throw e;
+      }
+      // Back to the pool once the response is done with it (sent, or the client went away).
+      reply.raw.once('close', () => buffers.give(buf));
       if (req.method === 'GET') onServed?.(data.length);
       return reply
         .header('content-type', OCTET)
@@ -119,6 +141,7 @@ export function buildMorselService(opts: MorselServiceOptions): FastifyInstance 
       const { dataset } = req.params;
       guard.check(capabilityFrom(req.headers.authorization, req.query), dataset, 'delete');
       await store.free(dataset);
+      morselSizes.delete(dataset);
       return reply.code(204).send();
     },
   );

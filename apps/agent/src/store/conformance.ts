@@ -67,6 +67,17 @@ export function runStoreConformance(
       expect((await store.stat(id)).bytes).toBe(len);
     });
 
+    it('reads into a caller buffer when given one, and refuses one too small', async () => {
+      const [store, id] = await withDataset();
+      const data = bytes(300);
+      await store.put(id, 3, data);
+      const into = Buffer.alloc(MS, 0xee);
+      const got = await store.get(id, 3, into);
+      expect(got.data.buffer).toBe(into.buffer);
+      expect(Buffer.compare(got.data, data)).toBe(0);
+      expect(Buffer.compare(into.subarray(0, 300), data)).toBe(0);
+    });
+
     it('accepts a correct expected hash in either case', async () => {
       const [store, id] = await withDataset();
       const data = bytes();

@@ -178,7 +178,11 @@ export class FsStore implements MorselStore {
     }
   }
 
-  async get(datasetId: string, index: number): Promise<{ data: Buffer; sha256: string }> {
+  async get(
+    datasetId: string,
+    index: number,
+    into?: Buffer,
+  ): Promise<{ data: Buffer; sha256: string }> {
     assertDatasetId(datasetId);
     assertIndex(index);
     const ds = this.dataset(datasetId);
@@ -188,7 +192,10 @@ export class FsStore implements MorselStore {
     let lease: HandleLease | undefined;
     try {
       lease = await this.handles.acquire(ds.paths.data);
-      const data = Buffer.allocUnsafe(entry.length);
+      if (into && into.length < entry.length) {
+        throw new FreeLoaderError('VALIDATION_FAILED', `buffer too small for morsel ${index}`);
+      }
+      const data = into ? into.subarray(0, entry.length) : Buffer.allocUnsafe(entry.length);
       const got = await readFully(lease.fh, data, entry.slot * ds.morselSize);
       if (got !== entry.length) {
         throw new FreeLoaderError(

@@ -91,12 +91,18 @@ export class MemoryStore implements MorselStore {
     return { sha256: actual };
   }
 
-  async get(datasetId: string, index: number): Promise<{ data: Buffer; sha256: string }> {
+  async get(
+    datasetId: string,
+    index: number,
+    into?: Buffer,
+  ): Promise<{ data: Buffer; sha256: string }> {
     assertDatasetId(datasetId);
     assertIndex(index);
     const morsel = this.dataset(datasetId).morsels.get(index);
     if (!morsel) throw morselNotFound(datasetId, index);
-    return { data: morsel.data, sha256: morsel.sha256 };
+    if (!into) return { data: morsel.data, sha256: morsel.sha256 };
+    morsel.data.copy(into);
+    return { data: into.subarray(0, morsel.data.length), sha256: morsel.sha256 };
   }
 
   async free(datasetId: string, index?: number): Promise<void> {

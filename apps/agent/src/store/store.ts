@@ -61,9 +61,11 @@ export interface MorselStore {
   ): Promise<{ sha256: string }>;
   /**
    * get: the morsel bytes and the hash recorded at put time (not recomputed). The buffer belongs
-   * to the caller only for reading. Throws MORSEL_NOT_FOUND / DATASET_NOT_FOUND.
+   * to the caller only for reading. With `into` (at least a morsel long) the bytes are read into
+   * it and `data` is a view of it, so a server can reuse buffers instead of allocating one per
+   * read. Throws MORSEL_NOT_FOUND / DATASET_NOT_FOUND.
    */
-  get(datasetId: string, index: number): Promise<{ data: Buffer; sha256: string }>;
+  get(datasetId: string, index: number, into?: Buffer): Promise<{ data: Buffer; sha256: string }>;
   /**
    * free: one morsel (a morsel not held is a no-op), or the whole dataset when index is omitted.
    * Releases quota. Throws DATASET_NOT_FOUND for an unknown dataset.

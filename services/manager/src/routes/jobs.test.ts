@@ -127,18 +127,30 @@ describe('jobs', () => {
     const a = await h.enroll();
     const ready = await h.app.namespaceRepo.createDataset({ path: 'imports/ok', sizeBytes: 10 });
     const failed = await h.app.namespaceRepo.createDataset({ path: 'imports/bad', sizeBytes: 10 });
-    for (const ds of [ready, failed]) {
+    const unhashed = await h.app.namespaceRepo.createDataset({
+      path: 'imports/unhashed',
+      sizeBytes: 10,
+    });
+    for (const ds of [ready, failed, unhashed]) {
       await h.app.jobsRepo.enqueue({ kind: 'import', agentId: a.agentId, datasetId: ds.id });
     }
-    const jobs = (await claim(a.auth, { kinds: ['import'], max: 2 })).json() as Array<{
+    const jobs = (await claim(a.auth, { kinds: ['import'], max: 3 })).json() as Array<{
       id: string;
       datasetId: string;
     }>;
+    // A dataset becomes readable only with every morsel's hash: report the one morsel's.
+    const readyJob = jobs.find((j) => j.datasetId === ready.id)!;
+    await h.call({
+      method: 'POST',
+      url: `/api/v1/jobs/${readyJob.id}/progress`,
+      headers: { authorization: a.auth },
+      payload: { doneBytes: 10, hashes: [{ index: 0, sha256: 'ab'.repeat(32) }] },
+    });
     for (const job of jobs) {
       const body =
-        job.datasetId === ready.id
-          ? { state: 'done' }
-          : { state: 'failed', error: 'source said 404' };
+        job.datasetId === failed.id
+          ? { state: 'failed', error: 'source said 404' }
+          : { state: 'done' };
       await h.call({
         method: 'POST',
         url: `/api/v1/jobs/${job.id}/finish`,
@@ -153,6 +165,10 @@ describe('jobs', () => {
     expect(await h.app.namespaceRepo.get(failed.id)).toMatchObject({
       state: 'failed',
       error: 'source said 404',
+    });
+    expect(await h.app.namespaceRepo.get(unhashed.id)).toMatchObject({
+      state: 'failed',
+      error: expect.stringMatching(/never reported/),
     });
   });
 

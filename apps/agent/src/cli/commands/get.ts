@@ -1,5 +1,4 @@
-import { createWriteStream } from 'node:fs';
-import { finished } from 'node:stream/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { formatSize } from '@freeloader/protocol';
 import { getDataset } from '../../client/get-dataset.js';
@@ -15,19 +14,19 @@ export function registerGet(program: Command): void {
     )
     .option('-o, --output <file>', 'output file, or - for stdout (default: the dataset name)')
     .option('--manager <url>', 'manager URL', defaultManagerUrl())
-    .option('--window <morsels>', 'morsels buffered or in flight (default W·(S+1))')
+    .option('--window <morsels>', 'morsels buffered or in flight when writing to stdout')
     .action(
       async (dataset: string, opts: { output?: string; manager: string; window?: string }) => {
         const client = await userClient(opts.manager);
         const target = opts.output ?? dataset.split('/').pop()!;
-        const toStdout = target === '-';
-        const sink = toStdout ? process.stdout : createWriteStream(target);
+        // A file is written at offsets as morsels arrive; stdout needs them in order.
+        const file: FileHandle | null = target === '-' ? null : await open(target, 'w');
         let bar: ProgressBar | undefined;
         try {
           const summary = await getDataset({
             manager: client,
             dataset,
-            sink,
+            sink: file ?? process.stdout,
             ...(opts.window ? { window: Number(opts.window) } : {}),
             onProgress: (done, total) => {
               bar ??= new ProgressBar(total, dataset.split('/').pop());
@@ -38,19 +37,14 @@ export function registerGet(program: Command): void {
           });
           bar?.update(summary.bytes, undefined, true);
           bar?.done();
-          if (!toStdout) {
-            sink.end();
-            await finished(sink);
-          }
           const mbps = summary.bytes / 1e6 / Math.max(summary.seconds, 1e-6);
           console.error(
             `${formatSize(summary.bytes)} (${summary.bytes} bytes) in ${summary.seconds.toFixed(2)} s, ` +
-              `${mbps.toFixed(1)} MB/s, ${summary.donorFailures} donor failure(s)${toStdout ? '' : ` → ${target}`}`,
+              `${mbps.toFixed(1)} MB/s, ${summary.donorFailures} donor failure(s)` +
+              (file ? ` → ${target}` : ''),
           );
-        } catch (e) {
-          if (!toStdout) sink.destroy();
-          throw e;
         } finally {
+          await file?.close().catch(() => undefined);
           await client.close();
         }
       },
