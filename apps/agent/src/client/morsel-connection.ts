@@ -40,6 +40,8 @@ export class MorselConnection {
   /** Requests sent and not yet answered, oldest first (HTTP/1.1 answers in order). */
   private readonly queue: InFlight[] = [];
   private readonly readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+  /** The request whose slot the current socket read targets, if any. */
+  private direct: InFlight | null = null;
   /** Fires when the oldest request has seen no byte for `stallMs`. */
   private stallTimer: NodeJS.Timeout | null = null;
   closed = false;
@@ -104,7 +106,9 @@ export class MorselConnection {
       port: this.port,
       noDelay: true,
       onread: {
-        buffer: this.readBuffer,
+        // Asked before every read: while a 200 body is arriving, the socket reads straight into
+        // the caller's slot (no copy); otherwise into the connection's static buffer.
+        buffer: () => this.nextReadBuffer(),
         callback: (n: number, buf: Uint8Array) =>
           this.socket === socket ? this.onData(n, buf) : false,
       },
@@ -128,8 +132,27 @@ export class MorselConnection {
     return socket;
   }
 
-  /** Called with the static buffer: everything must be consumed before returning. */
+  /** Where the next socket read lands: the rest of the current body, else the static buffer. */
+  private nextReadBuffer(): Uint8Array {
+    const req = this.queue[0];
+    if (req && req.status === 200 && req.received < req.contentLength) {
+      this.direct = req;
+      return req.target.subarray(req.received, req.contentLength);
+    }
+    this.direct = null;
+    return this.readBuffer;
+  }
+
+  /** Called with the buffer the read used: everything must be consumed before returning. */
   private onData(n: number, buf: Uint8Array): boolean {
+    const direct = this.direct;
+    if (direct && direct === this.queue[0] && buf.buffer === direct.target.buffer) {
+      // The bytes are already in place; the read could not run past this body.
+      this.armStallTimer();
+      direct.received += n;
+      if (direct.received === direct.contentLength) this.complete(direct);
+      return true;
+    }
     let chunk = Buffer.from(buf.buffer, buf.byteOffset, n);
     // One read may finish one response and start the next: consume all of it.
     while (chunk.length > 0) {
