@@ -37,8 +37,9 @@ export default tseslint.config(
     },
   },
   {
-    // The console runs in browsers: React hook rules and browser globals.
-    files: ['apps/console/**/*.{ts,tsx}'],
+    // The console and the agent's settings page run in browsers: React hook rules and browser
+    // globals.
+    files: ['apps/console/**/*.{ts,tsx}', 'apps/agent/settings-ui/**/*.{ts,tsx}'],
     ...reactHooks.configs.flat['recommended-latest'],
     languageOptions: { globals: { ...globals.browser } },
   },

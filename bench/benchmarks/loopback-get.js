@@ -26,12 +26,31 @@ export default {
     const ds = await ctx.dataset(bytes);
     const rows = [];
     const curl = await loopbackRead(ds, ds.dir, join(work, 'nginx-curl'));
-    rows.push({ case: 'curl ← nginx (loopback)', params: { bytes }, mbps: curl.mbps, limitMbps: null, note: 'peer, no verification' });
+    rows.push({
+      case: 'curl ← nginx (loopback)',
+      params: { bytes },
+      mbps: curl.mbps,
+      limitMbps: null,
+      note: 'peer, no verification',
+    });
 
-    const web = await startNginx(LOOPBACK, { root: ds.dir, workDir: join(work, 'nginx-src'), port: 7790 });
-    const cluster = await startLoopbackCluster({ home, agents: 4, quota: '2GiB', port: 7780, agentBasePort: 7781 });
+    const web = await startNginx(LOOPBACK, {
+      root: ds.dir,
+      workDir: join(work, 'nginx-src'),
+      port: 7790,
+    });
+    const cluster = await startLoopbackCluster({
+      home,
+      agents: 4,
+      quota: '2GiB',
+      port: 7780,
+      agentBasePort: 7781,
+    });
     try {
-      await cluster.cli(['import', web.url(ds.name), '--name', 'bench/loopback.bin', '--width', '4', '--wait'], 600_000);
+      await cluster.cli(
+        ['import', web.url(ds.name), '--name', 'bench/loopback.bin', '--width', '4', '--wait'],
+        600_000,
+      );
       const pids = cluster.agentPids();
       let peak = 0;
       const sampler = setInterval(() => {
@@ -67,7 +86,8 @@ export default {
         lowerIsBetter: true,
         note: 'MB, not MB/s: pass when at most the limit',
       });
-      if (peak > RSS_LIMIT) ctx.log(`agent RSS ${Math.round(peak / 1e6)} MB exceeds ${RSS_LIMIT / 1e6} MB`);
+      if (peak > RSS_LIMIT)
+        ctx.log(`agent RSS ${Math.round(peak / 1e6)} MB exceeds ${RSS_LIMIT / 1e6} MB`);
     } finally {
       await cluster.stop();
       await web.stop();

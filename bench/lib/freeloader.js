@@ -41,7 +41,15 @@ export async function missingDataPath() {
  * @returns {NodeJS.ProcessEnv}
  */
 export function freeloaderEnv(home, env = {}) {
-  return { ...process.env, FREELOADER_HOME: home, LOG_LEVEL: 'warn', ...env };
+  // Agents on a benchmark box would yield to each other's load: the governor benchmark turns
+  // load-watching back on (FREELOADER_IGNORE_LOAD=0) where it measures exactly that.
+  return {
+    FREELOADER_IGNORE_LOAD: '1',
+    ...process.env,
+    FREELOADER_HOME: home,
+    LOG_LEVEL: 'warn',
+    ...env,
+  };
 }
 
 /**

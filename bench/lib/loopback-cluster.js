@@ -23,8 +23,25 @@ import { LOOPBACK } from './processes.js';
 export async function startLoopbackCluster(opts) {
   const child = spawn(
     'node',
-    [FREELOADER_CLI, 'cluster', '--agents', String(opts.agents), '--quota', opts.quota, '--port', String(opts.port), '--agent-base-port', String(opts.agentBasePort), '--home', opts.home],
-    { env: freeloaderEnv(opts.home), stdio: ['ignore', 'pipe', 'pipe'] },
+    [
+      FREELOADER_CLI,
+      'cluster',
+      '--agents',
+      String(opts.agents),
+      '--quota',
+      opts.quota,
+      '--port',
+      String(opts.port),
+      '--agent-base-port',
+      String(opts.agentBasePort),
+      '--home',
+      opts.home,
+    ],
+    {
+      // Its own embedded PostgreSQL port, so it never meets another local cluster's.
+      env: freeloaderEnv(opts.home, { EMBEDDED_PG_PORT: String(opts.port + 1000) }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   let out = '';
   child.stdout.on('data', (b) => (out += b));
@@ -44,7 +61,8 @@ export async function startLoopbackCluster(opts) {
   return {
     url,
     home: opts.home,
-    cli: (args, timeoutMs = 0) => runFreeLoader(LOOPBACK, [...args, '--manager', url], { home: opts.home, timeoutMs }),
+    cli: (args, timeoutMs = 0) =>
+      runFreeLoader(LOOPBACK, [...args, '--manager', url], { home: opts.home, timeoutMs }),
     agentPids: () => agentPids(opts.home),
     stop: async () => {
       child.kill('SIGINT');
@@ -60,7 +78,8 @@ function agentPids(home) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmd = readFileSync(join('/proc', entry, 'cmdline'), 'utf8').split('\0');
-      if (cmd.includes('agent') && cmd.some((a) => a.startsWith(join(home, 'cluster')))) pids.push(Number(entry));
+      if (cmd.includes('agent') && cmd.some((a) => a.startsWith(join(home, 'cluster'))))
+        pids.push(Number(entry));
     } catch {
       // the process ended while we looked
     }

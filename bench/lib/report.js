@@ -32,7 +32,12 @@ export function score(row) {
     ...row,
     targetRatio: target,
     ratio,
-    pass: target === null || ratio === null ? null : row.lowerIsBetter ? ratio <= target : ratio >= target,
+    pass:
+      target === null || ratio === null
+        ? null
+        : row.lowerIsBetter
+          ? ratio <= target
+          : ratio >= target,
   };
 }
 

@@ -36,6 +36,8 @@ describe('score of a cost', () => {
     [150, 150, true],
     [151, 150, false],
   ])('%f MB against a %f MB limit → pass %s', (mbps, limit, pass) => {
-    expect(score({ case: 'rss', mbps, limitMbps: limit, targetRatio: 1, lowerIsBetter: true }).pass).toBe(pass);
+    expect(
+      score({ case: 'rss', mbps, limitMbps: limit, targetRatio: 1, lowerIsBetter: true }).pass,
+    ).toBe(pass);
   });
 });

@@ -4,6 +4,9 @@
  * morsel m lives on donors[(floor((m - first) / unit) + phase) mod donors.length].
  * `unit` is the stripe size in morsels; `phase` lets an extent be split (to move one morsel to
  * another donor) without changing where the remaining morsels live.
+ * A donor may be listed more than once: then it holds that many slots of every cycle. The
+ * predictive and asymmetric policies stripe unevenly this way (e.g. a host listed 3 times among
+ * 8 remote donors is the seed's 3:8 local:remote ratio) with `donorOf` unchanged.
  *
  * @example
  *   // 10 morsels over donors A,B,C one morsel at a time:

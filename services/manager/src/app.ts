@@ -10,6 +10,7 @@ import cookiePlugin from './plugins/cookie.js';
 import migrationsPlugin from './plugins/migrations.js';
 import postgresPlugin from './plugins/postgres.js';
 import swaggerPlugin from './plugins/swagger.js';
+import throughputPlugin from './plugins/throughput.js';
 import agentsRepo from './repositories/agents.js';
 import jobsRepo from './repositories/jobs.js';
 import ratesRepo from './repositories/rates.js';
@@ -22,6 +23,7 @@ import usersRepo from './repositories/users.js';
 import api from './routes/index.js';
 import softStatePlugin, { type SoftStatePluginOptions } from './soft-state-plugin.js';
 import deadDonorWatch from './imports/dead-donor-watch.js';
+import prefixCaching from './prefix/plugin.js';
 
 export interface BuildOptions extends SoftStatePluginOptions {
   /** Where log lines go instead of stdout (tests read them back). */
@@ -72,7 +74,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0]!;
     const isApi = path.startsWith('/api/') || path.startsWith('/docs');
-    if (config.consoleDir && req.method === 'GET' && !isApi) {
+    if (app.consoleRoot && req.method === 'GET' && !isApi) {
       return reply.sendFile('index.html');
     }
     return reply.status(404).send(notFoundBody(req.method, req.url));
@@ -100,7 +102,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       await app.register(repo);
     }
     await app.register(softStatePlugin, { clock: opts.clock, timers: opts.timers });
+    await app.register(throughputPlugin);
     await app.register(deadDonorWatch);
+    await app.register(prefixCaching, { timers: opts.timers });
     await app.register(authPlugin);
     await app.register(api, { prefix: '/api/v1' });
     await app.register(consolePlugin);

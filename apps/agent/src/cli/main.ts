@@ -7,8 +7,11 @@ import { registerGet } from './commands/get.js';
 import { registerImport } from './commands/import.js';
 import { registerLogin } from './commands/login.js';
 import { registerManager } from './commands/manager.js';
-import { registerNamespace } from './commands/namespace.js';
+import { registerMount, registerUnmount } from './commands/mount.js';
+import { registerNamespace, registerRemove } from './commands/namespace.js';
 import { registerToken } from './commands/token.js';
+import { registerUser } from './commands/user.js';
+import { registerCache, registerSource } from './commands/source.js';
 
 /**
  * `freeloader`: one command, one subcommand per job. Errors print as one human line
@@ -26,11 +29,17 @@ const program = new Command()
 registerManager(program);
 registerAgent(program);
 registerToken(program);
+registerUser(program);
 registerLogin(program);
 registerNamespace(program);
+registerRemove(program);
 registerImport(program);
 registerGet(program);
 registerCluster(program);
+registerMount(program);
+registerUnmount(program);
+registerSource(program);
+registerCache(program);
 
 try {
   await program.parseAsync(process.argv);

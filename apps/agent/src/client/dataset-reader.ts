@@ -9,7 +9,9 @@ import {
 import { DonorPools } from './donor-pool.js';
 import { HashPool } from './hash-pool.js';
 import { MorselSlab } from './morsel-slab.js';
+import { slowness } from './prefer-fast.js';
 import { Semaphore } from './semaphore.js';
+import { SuffixReader } from './suffix-reader.js';
 
 export interface ReaderOptions {
   pools?: DonorPools;
@@ -53,6 +55,10 @@ export class DatasetReader {
   readonly count: number;
   private readonly donorUrl = new Map<string, string>();
   private readonly usable = new Set<string>();
+  /** Donors whose governor slows their serving (owner active, contended, paused). */
+  private readonly throttled = new Set<string>();
+  /** Delivery rate the manager predicts for each donor to this client (bytes/s), when known. */
+  private readonly predicted = new Map<string, number>();
   private readonly failures = new Map<string, number>();
   private readonly slots = new Map<string, Semaphore>();
   private readonly rates = new Map<string, DonorRate & { inFlight: number; since: number }>();
@@ -61,6 +67,8 @@ export class DatasetReader {
   private readonly hashes: HashPool;
   private readonly ownHashes: boolean;
   private readonly slab: MorselSlab;
+  /** The uncached suffix, patched by patching nodes (seed 002), when the map has a plan. */
+  private readonly suffix: SuffixReader | undefined;
 
   constructor(
     readonly map: DatasetMap,
@@ -70,11 +78,14 @@ export class DatasetReader {
     for (const d of map.donors) {
       this.donorUrl.set(d.id, d.url);
       if (d.state === 'live') this.usable.add(d.id);
+      if (d.throttle && d.throttle !== 'idle' && d.throttle !== 'unknown') this.throttled.add(d.id);
+      if (d.rate) this.predicted.set(d.id, d.rate);
     }
     this.ownPools = !opts.pools;
     this.pools = opts.pools ?? new DonorPools();
     this.ownHashes = !opts.hashes;
     this.hashes = opts.hashes ?? new HashPool();
+    this.suffix = map.suffix ? new SuffixReader(map, map.suffix) : undefined;
     this.slab = new MorselSlab(opts.slabSlots ?? this.defaultWindow() + 8, map.dataset.morselSize);
   }
 
@@ -90,14 +101,22 @@ export class DatasetReader {
    */
   defaultWindow(): number {
     const unit = Math.max(1, ...this.map.extents.map((e) => e.unit));
-    return Math.max(2, this.width * (unit + 1), this.width * READ_AHEAD_PER_DONOR);
+    const patching = (this.suffix?.width ?? 0) * READ_AHEAD_PER_DONOR;
+    return Math.max(2, this.width * (unit + 1), this.width * READ_AHEAD_PER_DONOR, patching);
   }
 
-  /** Donors of morsel `index`, usable ones first, fewest failures first. */
+  /**
+   * Donors of morsel `index`, usable ones first, fewest failures first, unthrottled first, then
+   * the faster copy first (by the manager's predicted rate).
+   */
   candidates(index: number): string[] {
+    if (this.suffix?.covers(index)) return [this.suffix.nodeOf(index)];
     const all = donorsOfMorsel(this.map.extents, index);
     const score = (d: string): number =>
-      (this.usable.has(d) ? 0 : 1000) + (this.failures.get(d) ?? 0);
+      (this.usable.has(d) ? 0 : 1000) +
+      (this.failures.get(d) ?? 0) +
+      (this.throttled.has(d) ? 0.5 : 0) +
+      slowness(d, all, this.predicted);
     return all.filter((d) => this.donorUrl.has(d)).sort((a, b) => score(a) - score(b));
   }
 
@@ -163,6 +182,19 @@ export class DatasetReader {
     const slot = await this.slab.acquire();
     const release = (): void => this.slab.release(slot);
     try {
+      // The uncached suffix comes from the patching nodes, verified by the suffix reader.
+      if (this.suffix?.covers(index)) {
+        const hash = () => this.hashes.hashSlot(this.slab, slot.offset, length);
+        const data = await this.suffix.readVerified(
+          index,
+          length,
+          expected,
+          slot.buffer,
+          hash,
+          signal,
+        );
+        return { index, data, release };
+      }
       let lastError: FreeLoaderError | undefined;
       for (const donor of this.candidates(index)) {
         try {
@@ -211,6 +243,7 @@ export class DatasetReader {
   async close(): Promise<void> {
     if (this.ownPools) await this.pools.close();
     if (this.ownHashes) await this.hashes.close();
+    await this.suffix?.close();
   }
 
   private async fromDonor(

@@ -1,5 +1,6 @@
 import { FreeLoaderError, type DatasetMap, type DatasetView } from '@freeloader/protocol';
 import type { ManagerClient } from '../manager-client.js';
+import { attachSuffixPlan } from './suffix-plan.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -21,5 +22,7 @@ export async function fetchMap(manager: ManagerClient, dataset: string): Promise
       `dataset ${map.dataset.path} is ${map.dataset.state}${map.dataset.error ? `: ${map.dataset.error}` : ''}`,
     );
   }
+  // Partly cached (seed 002): start patching the suffix now, while the prefix is read.
+  await attachSuffixPlan(manager, map);
   return map;
 }

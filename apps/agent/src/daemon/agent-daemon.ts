@@ -15,9 +15,18 @@ import { buildMorselService, listenMorselService } from '../service/morsel-servi
 import { deleteJobHandler } from '../jobs/delete-job.js';
 import { importJobHandler } from '../jobs/import-job.js';
 import { JobRunner } from '../jobs/job-runner.js';
+import { attachPatching } from '../patching/attach-patching.js';
+import type { PatchRegistry } from '../patching/patch-registry.js';
 import { FsStore } from '../store/fs-store.js';
+import { Governance } from '../governor/governance.js';
+import { loadGovernorFile, type GovernorFile } from '../governor/governor-file.js';
+import type { OwnerIdleSource } from '../governor/owner-idle.js';
+import type { SystemProbe } from '../governor/system-probe.js';
+import { relocateJobHandler } from '../relocation/relocate-job.js';
+import { RelocationTracker } from '../relocation/relocation-tracker.js';
 import type { MorselStore } from '../store/store.js';
 import { backoffDelay } from './backoff.js';
+import { agentAuthorization, JoinDiagnostics } from './diagnostics.js';
 import { checkQuotaFits } from './disk.js';
 import { loadIdentity, saveIdentity, type Identity } from './identity.js';
 import { reconcileStore } from './reconcile.js';
@@ -48,6 +57,10 @@ export interface AgentOptions {
   heartbeatIntervalMs?: number;
   /** Accept file:// sources in import jobs (the manager must allow them too). */
   allowFileUris?: boolean;
+  /** Owner idle time from the host (the tray's powerMonitor); default: the platform's. */
+  idleSource?: OwnerIdleSource;
+  /** Machine measurements for the governor; default systeminformation. */
+  systemProbe?: SystemProbe;
   logger: Logger;
 }
 
@@ -60,9 +73,18 @@ export class AgentDaemon extends EventEmitter {
   identity: Identity | null = null;
   url = '';
   readonly store: MorselStore;
+  /** The serving governor: owner activity, contention, schedules and pauses → a paced rate. */
+  readonly governance: Governance;
   private readonly service: FastifyInstance;
-  private readonly manager: ManagerClient;
+  /** The manager's API as this agent (the settings API uses it for quota changes). */
+  readonly manager: ManagerClient;
+  /** Progress of moving data off this donor after a quota cut. */
+  readonly relocation = new RelocationTracker();
   private readonly jobs: JobRunner;
+  /** Disk and network rates measured once after joining (seed 000 §5.2.1). */
+  private readonly diagnostics: JoinDiagnostics;
+  /** Collective downloads this agent patches for clients (seed 002). */
+  private readonly patching: PatchRegistry;
   private readonly opts: AgentOptions;
   private readonly log: Logger;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -73,14 +95,35 @@ export class AgentDaemon extends EventEmitter {
   private stopping = false;
   private intervalMs: number;
 
-  private constructor(opts: AgentOptions, store: MorselStore, identity: Identity | null) {
+  private constructor(
+    opts: AgentOptions,
+    store: MorselStore,
+    identity: Identity | null,
+    governorFile: GovernorFile,
+  ) {
     super();
     this.opts = opts;
     this.log = opts.logger;
     this.store = store;
     this.identity = identity;
+    this.governance = new Governance(
+      {
+        dir: opts.dir,
+        log: opts.logger,
+        servedBytes: () => this.servedBytes,
+        ...(opts.idleSource ? { idleSource: opts.idleSource } : {}),
+        ...(opts.systemProbe ? { probe: opts.systemProbe } : {}),
+      },
+      governorFile,
+    );
     this.intervalMs = opts.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
     this.manager = new ManagerClient(opts.managerUrl);
+    this.diagnostics = new JoinDiagnostics({
+      dir: opts.dir,
+      managerUrl: this.manager.baseUrl,
+      authorization: () => agentAuthorization(this.identity),
+      log: opts.logger,
+    });
     if (identity) this.useIdentity(identity);
     this.service = buildMorselService({
       store,
@@ -90,7 +133,18 @@ export class AgentDaemon extends EventEmitter {
       onServed: (bytes) => {
         this.servedBytes += bytes;
       },
+      pace: (body) => this.governance.pace(body),
       prepareDataset: (datasetId) => this.prepareDataset(datasetId),
+    });
+    this.patching = attachPatching(this.service, {
+      manager: this.manager,
+      agentId: () => this.identity?.agentId,
+      managerPublicKey: () => this.identity?.managerPublicKey,
+      log: this.log,
+      allowFileUris: opts.allowFileUris ?? false,
+      onServed: (bytes) => {
+        this.servedBytes += bytes;
+      },
     });
     this.jobs = new JobRunner(
       this.manager,
@@ -101,6 +155,7 @@ export class AgentDaemon extends EventEmitter {
           allowFileUris: opts.allowFileUris ?? false,
         }),
         delete: deleteJobHandler(store),
+        relocate: relocateJobHandler({ store, manager: this.manager, tracker: this.relocation }),
       },
       this.log,
     );
@@ -113,7 +168,9 @@ export class AgentDaemon extends EventEmitter {
   private async prepareDataset(datasetId: string): Promise<boolean> {
     try {
       const d = await this.manager.request<DatasetView>('GET', `/datasets/${datasetId}`);
-      if (d.state !== 'importing') return false;
+      // A PUT reaching here passed its write capability: the manager sends them for imports and
+      // for relocations (quota cuts on another donor), which move morsels of ready datasets.
+      if (d.state !== 'importing' && d.state !== 'ready') return false;
       await this.store.create(datasetId, { morselSize: d.morselSize });
       return true;
     } catch {
@@ -124,6 +181,7 @@ export class AgentDaemon extends EventEmitter {
   /** Open the store, start serving, enroll if needed and begin heartbeats. */
   static async start(opts: AgentOptions): Promise<AgentDaemon> {
     const settings = await loadSettings(opts.dir);
+    const governorFile = await loadGovernorFile(opts.dir);
     const quotaBytes = opts.quotaBytes ?? settings.quotaBytes;
     if (quotaBytes === undefined) {
       throw new FreeLoaderError(
@@ -147,8 +205,9 @@ export class AgentDaemon extends EventEmitter {
       throw e;
     }
     await saveSettings(opts.dir, { ...settings, quotaBytes });
-    const daemon = new AgentDaemon(opts, store, identity);
+    const daemon = new AgentDaemon(opts, store, identity, governorFile);
     try {
+      await daemon.governance.start();
       await daemon.listen();
       if (!identity) await daemon.enroll(opts.token!, quotaBytes);
     } catch (e) {
@@ -217,6 +276,7 @@ export class AgentDaemon extends EventEmitter {
         this.intervalMs = this.opts.heartbeatIntervalMs ?? res.heartbeatIntervalMs;
       }
       this.setStatus('online');
+      this.diagnostics.ensure();
       if (!this.reconciled) {
         // Reconcile before taking jobs, so a fresh import is never mistaken for a leftover.
         this.reconciled = true;
@@ -260,6 +320,8 @@ export class AgentDaemon extends EventEmitter {
       freeBytes: usage.freeBytes,
       servingRate: Math.round(servingRate),
       url: this.url,
+      ...this.governance.heartbeatFields(),
+      ...this.diagnostics.heartbeatFields(),
     };
   }
 
@@ -274,7 +336,10 @@ export class AgentDaemon extends EventEmitter {
     if (this.stopping) return;
     this.stopping = true;
     clearTimeout(this.heartbeatTimer);
+    this.diagnostics.stop();
+    this.governance.stop();
     await this.jobs.stop();
+    await this.patching.close().catch(() => undefined);
     await this.service.close().catch(() => undefined);
     await this.store.close().catch(() => undefined);
     await this.manager.close().catch(() => undefined);

@@ -2,11 +2,17 @@ import { FreeLoaderError, isFreeLoaderError, type JobView } from '@freeloader/pr
 import type { MorselStore } from '../store/store.js';
 import type { JobHandler } from './job-runner.js';
 
-/** The `delete` job: drop every morsel of a dataset (deleted, evicted, or a failed import). */
+/**
+ * The `delete` job: drop every morsel of a dataset (deleted, evicted, or a failed import), or with
+ * `payload.fromMorsel` only its tail from that morsel on (a trim).
+ */
 export function deleteJobHandler(store: MorselStore): JobHandler {
   return async (job: JobView) => {
     if (!job.datasetId) throw new FreeLoaderError('BAD_REQUEST', 'delete job without a dataset');
     try {
+      // Eviction trimmed the tail (seed 002 §4.1): drop only the morsels from the cut on.
+      const from = (job.payload as { fromMorsel?: unknown }).fromMorsel;
+      if (typeof from === 'number') return { freed: await freeFrom(store, job.datasetId, from) };
       await store.free(job.datasetId);
       return { freed: true };
     } catch (e) {
@@ -15,4 +21,11 @@ export function deleteJobHandler(store: MorselStore): JobHandler {
       throw e;
     }
   };
+}
+
+/** Free every held morsel of a dataset at index `from` or above; returns how many. */
+async function freeFrom(store: MorselStore, datasetId: string, from: number): Promise<number> {
+  const held = (await store.stat(datasetId)).indices.filter((i) => i >= from);
+  for (const index of held) await store.free(datasetId, index);
+  return held.length;
 }

@@ -8,7 +8,7 @@
 export class BufferPool {
   private readonly free = new Map<number, Buffer[]>();
 
-  constructor(private readonly keep = 32) {}
+  constructor(private readonly keep = 8) {}
 
   take(size: number): Buffer {
     return this.free.get(size)?.pop() ?? Buffer.allocUnsafeSlow(size);

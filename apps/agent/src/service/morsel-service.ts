@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import type { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
@@ -34,6 +35,11 @@ export interface MorselServiceOptions {
   logger?: FastifyServerOptions['logger'];
   /** Called with the morsel bytes of every GET and every batch frame sent (for the governor). */
   onServed?: (bytes: number) => void;
+  /**
+   * Every GET response body goes through this (the serving governor): it returns the body
+   * paced, or throws (UNAVAILABLE while the owner paused donating). Absent: sent as is.
+   */
+  pace?: (body: Buffer | Readable) => Buffer | Readable;
   /**
    * Called when a PUT targets a dataset the store does not hold; create it in the store (e.g.
    * from a claimed job) and resolve true to have the put retried. Absent: such a PUT is 404.
@@ -94,13 +100,14 @@ export function buildMorselService(opts: MorselServiceOptions): FastifyInstance 
       }
       // Back to the pool once the response is done with it (sent, or the client went away).
       reply.raw.once('close', () => buffers.give(buf));
+      const body = req.method === 'GET' && opts.pace ? opts.pace(data) : data;
       if (req.method === 'GET') onServed?.(data.length);
       return reply
         .header('content-type', OCTET)
         .header('content-length', data.length)
         .header(MORSEL_HASH_HEADER, sha256)
         .header('cache-control', 'no-store')
-        .send(data);
+        .send(body);
     },
   );
 
@@ -157,10 +164,11 @@ export function buildMorselService(opts: MorselServiceOptions): FastifyInstance 
       const end = Math.min(from + count, MAX_MORSELS_PER_DATASET);
       // Fetch the first frame before answering, so an unknown dataset is still a clean 404.
       const first = await nextHeldMorsel(store, dataset, from, end);
+      const frames = new BatchFrameStream(store, dataset, first, end, onServed);
       return reply
         .header('content-type', OCTET)
         .header('cache-control', 'no-store')
-        .send(new BatchFrameStream(store, dataset, first, end, onServed));
+        .send(opts.pace ? opts.pace(frames) : frames);
     },
   );
 

@@ -14,7 +14,12 @@ function baseEnv(): NodeJS.ProcessEnv {
   const env = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith('FREELOADER_')),
   );
-  return { ...env, FREELOADER_HOME: '/nonexistent/freeloader-test-home' };
+  // Test agents share a busy machine with everything else: its load is not theirs to yield to.
+  return {
+    ...env,
+    FREELOADER_HOME: '/nonexistent/freeloader-test-home',
+    FREELOADER_IGNORE_LOAD: '1',
+  };
 }
 
 /** Every process a test spawned and has not seen exit; {@link killSpawned} ends them. */

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Bytes, Timestamp, Uuid } from './common.js';
+import { AgentDiagnostics } from './diagnostics.js';
 
 export const AgentState = Type.Union([
   Type.Literal('live'),
@@ -16,6 +17,7 @@ export const ThrottleState = Type.Union([
   Type.Literal('paused'),
   Type.Literal('unknown'),
 ]);
+export type ThrottleState = Static<typeof ThrottleState>;
 
 /** Soft state an agent sends every HEARTBEAT_INTERVAL_MS. */
 export const Heartbeat = Type.Object({
@@ -32,6 +34,8 @@ export const Heartbeat = Type.Object({
   /** The agent's morsel service URL (it may change across restarts). */
   url: Type.Optional(Type.String({ maxLength: 512 })),
   version: Type.Optional(Type.String({ maxLength: 64 })),
+  /** The join-time probe of disk and network rates, once it has run. */
+  diagnostics: Type.Optional(AgentDiagnostics),
 });
 export type Heartbeat = Static<typeof Heartbeat>;
 
@@ -54,6 +58,10 @@ export const AgentView = Type.Object({
   reservedBytes: Bytes,
   servingRate: Type.Number(),
   throttle: Type.Optional(ThrottleState),
+  /** Effective serving cap in bytes/s from the last heartbeat (0 = unlimited). */
+  rateCap: Type.Optional(Type.Number({ minimum: 0 })),
+  /** Disk and network rates the agent measured when it joined. */
+  diagnostics: Type.Optional(AgentDiagnostics),
   /** Milliseconds since the last heartbeat (null when never seen since the manager started). */
   lastHeartbeatAgoMs: Type.Union([Type.Integer(), Type.Null()]),
   enrolledAt: Timestamp,

@@ -1,6 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_MORSEL_SIZE, MIN_MORSEL_SIZE } from '../limits.js';
 import { Bytes, NamespacePath, Timestamp, Uri, Uuid } from './common.js';
+import { PlacementPolicy } from './placement-policy.js';
+import { SuffixPlan } from './suffix-plan.js';
 
 export const DatasetState = Type.Union([
   Type.Literal('importing'),
@@ -24,6 +26,10 @@ export const DatasetView = Type.Object({
   error: Type.Union([Type.String(), Type.Null()]),
   createdAt: Timestamp,
   lastAccessAt: Type.Union([Timestamp, Type.Null()]),
+  /** How many distinct donors hold some of it (absent where not computed). */
+  donorCount: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** The placement policy it was imported with (absent for datasets older than the column). */
+  policy: Type.Optional(PlacementPolicy),
 });
 export type DatasetView = Static<typeof DatasetView>;
 
@@ -61,6 +67,10 @@ export const DonorEndpoint = Type.Object({
   state: Type.String(),
   /** Only live donors are read from; stale and dead ones are listed but not usable. */
   usable: Type.Optional(Type.Boolean()),
+  /** The donor's serving governor (absent: unthrottled or unknown); readers prefer idle ones. */
+  throttle: Type.Optional(Type.String()),
+  /** Predicted delivery rate to the reading client (bytes/s) from rate history, when known. */
+  rate: Type.Optional(Type.Number({ minimum: 0 })),
 });
 
 /** What a client needs to read a dataset: extents, donor addresses, hashes and a capability. */
@@ -72,5 +82,10 @@ export const DatasetMap = Type.Object({
   hashes: Type.String(),
   capability: Type.String(),
   capabilityExpiresAt: Timestamp,
+  /**
+   * How the uncached suffix is patched for this read. The map route leaves it out; the client
+   * adds it from `POST /datasets/:id/patch` when the dataset is only partly cached.
+   */
+  suffix: Type.Optional(SuffixPlan),
 });
 export type DatasetMap = Static<typeof DatasetMap>;

@@ -1,12 +1,15 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_MORSEL_SIZE, MIN_MORSEL_SIZE } from '../limits.js';
-import { Bytes, NamespacePath, Uri } from './common.js';
+import { Bytes, NamespacePath, Uri, Uuid } from './common.js';
 import { DatasetView, DonorEndpoint, ExtentSchema } from './datasets.js';
+import { PlacementPolicy } from './placement-policy.js';
 
 /** Widest stripe a dataset may ask for (donors read in parallel). */
 export const MAX_STRIPE_WIDTH = 64;
 /** Largest stripe size (consecutive morsels per donor). */
 export const MAX_STRIPE_SIZE = 1024;
+
+export { PlacementPolicy } from './placement-policy.js';
 
 /** `POST /api/v1/datasets`: import a dataset from a URI. */
 export const ImportRequest = Type.Object({
@@ -18,6 +21,18 @@ export const ImportRequest = Type.Object({
   /** Stripe size S in morsels (default 1). */
   stripeSize: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_STRIPE_SIZE })),
   morselSize: Type.Optional(Type.Integer({ minimum: MIN_MORSEL_SIZE, maximum: MAX_MORSEL_SIZE })),
+  /**
+   * Placement policy. Default: predictive when the manager has delivery-rate history for the
+   * candidate donors, else round-robin. `asymmetric` needs `hostAgentId`.
+   */
+  policy: Type.Optional(PlacementPolicy),
+  /** Asymmetric: the importing workstation's own agent, which keeps part of the dataset. */
+  hostAgentId: Type.Optional(Uuid),
+  /**
+   * Asymmetric: fraction of the morsels to keep on the host (0…1), overriding the throughput
+   * model's choice (for experiments like the seed's ratio sweep).
+   */
+  localShare: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   /** Only probe the source and plan; create nothing. */
   dryRun: Type.Optional(Type.Boolean()),
 });
@@ -63,6 +78,14 @@ export const ImportResponse = Type.Object({
     stripeSize: Type.Integer(),
     morsels: Type.Integer(),
     donors: Type.Integer(),
+    /** Bytes cached: the whole dataset, or its model prefix when the cache is full. */
+    cacheBytes: Type.Optional(Bytes),
+    /** The placement policy used (after the default was resolved). */
+    policy: Type.Optional(PlacementPolicy),
+    /** Asymmetric: fraction of the morsels placed on the host. */
+    localShare: Type.Optional(Type.Number()),
+    /** Why this policy / width: e.g. "rate history for 4 of 4 donors", "widened: 1 owner active". */
+    reason: Type.Optional(Type.String()),
   }),
 });
 export type ImportResponse = Static<typeof ImportResponse>;

@@ -9,3 +9,14 @@ export const UserView = Type.Object({
   role: Role,
 });
 export type UserView = Static<typeof UserView>;
+
+/** Shortest password the manager accepts for a new user. */
+export const MIN_PASSWORD_LENGTH = 8;
+
+/** `POST /api/v1/users` (admin): create a console/CLI user. */
+export const UserCreate = Type.Object({
+  username: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$' }),
+  password: Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: 1024 }),
+  role: Type.Optional(Role),
+});
+export type UserCreate = Static<typeof UserCreate>;

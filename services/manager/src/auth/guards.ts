@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import { FreeLoaderError, type Role, type UserView } from '@freeloader/protocol';
+import { CSRF_HEADER, FreeLoaderError, type Role, type UserView } from '@freeloader/protocol';
 
 /** Name of the httpOnly session cookie the console uses. */
 export const SESSION_COOKIE = 'fl_session';
@@ -44,6 +44,25 @@ async function authenticateAgent(req: FastifyRequest, token: string): Promise<vo
   req.agent = { id: found.id };
 }
 
+/** Methods that change nothing, so a forged cross-site request gains nothing from them. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * CSRF defence for the console's cookie session: an unsafe request authenticated by the cookie
+ * alone must carry the CSRF_HEADER, which a cross-site page cannot set without a CORS preflight
+ * the manager never grants. SameSite=Strict is the first line; this covers older browsers and
+ * same-site (other port, other subdomain) pages.
+ */
+function checkCsrf(req: FastifyRequest): void {
+  if (SAFE_METHODS.has(req.method)) return;
+  if (req.headers[CSRF_HEADER] === undefined) {
+    throw new FreeLoaderError(
+      'CSRF_REJECTED',
+      `cookie-authenticated ${req.method} needs the ${CSRF_HEADER} header`,
+    );
+  }
+}
+
 /** Resolve whoever the request carries; throws UNAUTHENTICATED when it carries nobody valid. */
 async function authenticate(req: FastifyRequest, allow: { user: boolean; agent: boolean }) {
   const bearer = bearerOf(req);
@@ -53,6 +72,7 @@ async function authenticate(req: FastifyRequest, allow: { user: boolean; agent: 
   }
   if (allow.user) {
     const token = bearer ?? req.cookies?.[SESSION_COOKIE];
+    if (token && !bearer) checkCsrf(req);
     if (token && (await authenticateUser(req, token))) return;
     if (token) throw new FreeLoaderError('UNAUTHENTICATED', 'session expired; log in again');
   }

@@ -5,6 +5,16 @@ export interface Candidate {
   url: string;
   /** quota − used − active reservations, in bytes. */
   freeBytes: number;
+  /** The donor's serving governor state from its last heartbeat (absent: not reported). */
+  throttle?: string;
+}
+
+/** Governor states that slow a donor's serving, in order of preference (best first). */
+const THROTTLE_RANK: Record<string, number> = { contended: 1, active: 2, paused: 3 };
+
+/** 0 for an unthrottled donor (idle, unknown, not reported), higher for slower ones. */
+export function throttleRank(throttle: string | undefined): number {
+  return THROTTLE_RANK[throttle ?? ''] ?? 0;
 }
 
 /**
@@ -23,9 +33,14 @@ export async function placementCandidates(app: FastifyInstance): Promise<Candida
   );
   return rows
     .filter((r) => app.softState.stateOf(r.id) === 'live')
-    .map((r) => ({
-      id: r.id,
-      url: app.softState.heartbeatOf(r.id)?.url ?? r.url,
-      freeBytes: Math.max(0, Number(r.free)),
-    }));
+    .map((r) => {
+      const hb = app.softState.heartbeatOf(r.id);
+      return {
+        id: r.id,
+        url: hb?.url ?? r.url,
+        freeBytes: Math.max(0, Number(r.free)),
+        ...(hb?.throttle ? { throttle: hb.throttle } : {}),
+      };
+    })
+    .sort((a, b) => throttleRank(a.throttle) - throttleRank(b.throttle));
 }

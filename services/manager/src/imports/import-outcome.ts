@@ -3,6 +3,7 @@ import { SHA256_BYTES, morselCount, type DatasetView, type JobView } from '@free
 import { withTransaction } from '../db/pool.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { donorsOfDataset, getHashes } from '../repositories/placement.js';
+import { importCacheBytes } from '../prefix/import-policy.js';
 
 /** Morsels of a dataset whose SHA-256 the manager has not received. */
 export function missingHashes(dataset: DatasetView, hashes: Buffer): number {
@@ -20,7 +21,9 @@ export function missingHashes(dataset: DatasetView, hashes: Buffer): number {
  * arrived and every reservation could be committed; otherwise it fails like any import.
  */
 export async function completeImport(app: FastifyInstance, dataset: DatasetView): Promise<void> {
-  const missing = missingHashes(dataset, await getHashes(app.pg, dataset.id));
+  // A prefix import (seed 002 §4.1) owes hashes only for the morsels it caches.
+  const cached = { ...dataset, sizeBytes: await importCacheBytes(app, dataset) };
+  const missing = missingHashes(cached, await getHashes(app.pg, dataset.id));
   if (missing > 0) {
     await failImport(app, dataset.id, `${missing} morsel(s) were never reported stored`);
     return;
@@ -34,7 +37,8 @@ export async function completeImport(app: FastifyInstance, dataset: DatasetView)
     const { expired } = await app.reservationsRepo.commitDataset(tx, dataset.id);
     if (expired > 0) return 'expired';
     await tx.query(
-      `UPDATE datasets SET state = 'ready', error = NULL, cached_bytes = size_bytes WHERE id = $1`,
+      `UPDATE datasets SET state = 'ready', error = NULL,
+         cached_bytes = coalesce(import_cache_bytes, size_bytes) WHERE id = $1`,
       [dataset.id],
     );
     return 'ready';

@@ -15,7 +15,10 @@ import { enqueueJob } from '../repositories/jobs.js';
 import { setPlacement } from '../repositories/placement.js';
 import { placementCandidates } from './candidates.js';
 import { defaultDatasetName } from './dataset-name.js';
-import { planImport, type ImportPlan } from './plan-import.js';
+import type { ImportPlan } from './plan-import.js';
+import { planPlacement } from './choose-policy.js';
+import { policySummary, recordPolicy } from './dataset-policy.js';
+import { markPrefixImport, observeProbe, planCached } from '../prefix/import-policy.js';
 
 /** How long the manager waits for a source to answer its probe (milliseconds). */
 const PROBE_TIMEOUT_MS = 20_000;
@@ -25,7 +28,7 @@ const SLOWEST_IMPORT_RATE = 1e6;
 export interface ImportStarted {
   dataset: DatasetView | null;
   probe: SourceProbe;
-  plan: { width: number; stripeSize: number; morsels: number; donors: number };
+  plan: { width: number; stripeSize: number; morsels: number; donors: number; cacheBytes?: number };
 }
 
 /** Ask the source for size, validators and range support; errors are the source's, coded. */
@@ -57,7 +60,9 @@ export async function startImport(
   req: ImportRequest,
   who: string,
 ): Promise<ImportStarted> {
+  const probeStarted = performance.now();
   const probe = await probeSource(app, req.uri);
+  await observeProbe(app, req.uri, performance.now() - probeStarted);
   if (probe.size > MAX_DATASET_SIZE) {
     throw new FreeLoaderError(
       'VALIDATION_FAILED',
@@ -65,12 +70,17 @@ export async function startImport(
     );
   }
   const path = req.name ?? defaultDatasetName(req.uri);
-  const plan = planImport(probe.size, req, await placementCandidates(app));
+  // Whole when it fits, else the model prefix after eviction (seed 002 §4.1).
+  const { plan, cacheBytes } = await planCached(app, probe, who, req.morselSize, async (bytes) =>
+    planPlacement(app, bytes, req, await placementCandidates(app), who),
+  );
   const summary = {
     width: plan.width,
     stripeSize: plan.unit,
     morsels: plan.morsels,
     donors: plan.bytesPerDonor.size,
+    cacheBytes,
+    ...policySummary(plan),
   };
   if (req.dryRun) return { dataset: null, probe, plan: summary };
 
@@ -83,6 +93,8 @@ export async function startImport(
     lastModified: probe.lastModified,
     state: plan.morsels === 0 ? 'ready' : 'importing',
   });
+  await markPrefixImport(app, dataset.id, cacheBytes, probe.size);
+  await recordPolicy(app, dataset, plan.policy);
   if (plan.morsels === 0) return { dataset, probe, plan: summary };
   try {
     await reserveAll(app, dataset.id, plan, probe.size);

@@ -1,8 +1,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../test/harness.js';
+import { BUILT_CONSOLE_DIR, consoleRoot } from './console.js';
 
 let dir: string;
 let h: Harness;
@@ -32,5 +34,27 @@ describe('console (CONSOLE_DIR)', () => {
 
   it('still serves the API', async () => {
     expect((await h.call({ method: 'GET', url: '/api/v1/health' })).statusCode).toBe(200);
+  });
+});
+
+describe('consoleRoot', () => {
+  it.each<[string, string | undefined, boolean, string | null]>([
+    ['CONSOLE_DIR wins', '/srv/console', true, '/srv/console'],
+    ['the built console when there is one', undefined, true, 'BUILT'],
+    ['none when nothing is built', undefined, false, null],
+  ])('%s', async (_name, configured, built, expected) => {
+    const builtDir = await mkdtemp(join(tmpdir(), 'fl-built-'));
+    if (built) await writeFile(join(builtDir, 'index.html'), '<!doctype html>');
+    try {
+      expect(consoleRoot(configured, builtDir)).toBe(expected === 'BUILT' ? builtDir : expected);
+    } finally {
+      await rm(builtDir, { recursive: true, force: true });
+    }
+  });
+
+  it('looks for the build at apps/console/dist of this repository', () => {
+    expect(BUILT_CONSOLE_DIR).toBe(
+      join(fileURLToPath(new URL('../../../..', import.meta.url)), 'apps/console/dist'),
+    );
   });
 });

@@ -7,6 +7,7 @@ import {
   type DatasetView,
   type FolderView,
   type Listing,
+  type PlacementPolicy,
 } from '@freeloader/protocol';
 import { withTransaction, type Queryable } from '../db/pool.js';
 import { ROOT_FOLDER_ID, splitPath } from './paths.js';
@@ -25,12 +26,16 @@ interface DatasetRow {
   error: string | null;
   created_at: Date;
   last_access_at: Date | null;
+  donor_count: number;
+  placement_policy: PlacementPolicy | null;
 }
 
 const SELECT_DATASETS = `
   SELECT d.id, CASE WHEN f.path = '' THEN d.name ELSE f.path || '/' || d.name END AS path,
          d.source_uri, d.size_bytes, d.morsel_size, d.etag, d.last_modified, d.state,
-         d.cached_bytes, d.error, d.created_at, d.last_access_at
+         d.cached_bytes, d.error, d.created_at, d.last_access_at, d.placement_policy,
+         (SELECT count(DISTINCT u)::int FROM placement_extents pe, unnest(pe.donors) AS u
+          WHERE pe.dataset_id = d.id) AS donor_count
   FROM datasets d CROSS JOIN LATERAL folder_path(d.folder_id) AS f(path)`;
 
 const toDataset = (r: DatasetRow): DatasetView => ({
@@ -46,6 +51,8 @@ const toDataset = (r: DatasetRow): DatasetView => ({
   error: r.error,
   createdAt: iso(r.created_at),
   lastAccessAt: isoOrNull(r.last_access_at),
+  donorCount: r.donor_count,
+  ...(r.placement_policy ? { policy: r.placement_policy } : {}),
 });
 
 export interface NewDataset {
@@ -208,6 +215,19 @@ export function createNamespaceRepo(pool: pg.Pool) {
         [folderId, name],
       );
       return rows[0] ? toDataset(rows[0]) : null;
+    },
+
+    /**
+     * Datasets whose path contains `query` (case-insensitive, literally: `%` and `_` are not
+     * wildcards), by path; every dataset when the query is empty.
+     */
+    async search(query: string, limit: number): Promise<DatasetView[]> {
+      const pattern = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      const { rows } = await pool.query<DatasetRow>(
+        `SELECT * FROM (${SELECT_DATASETS}) s WHERE s.path ILIKE $1 ORDER BY s.path LIMIT $2`,
+        [pattern, limit],
+      );
+      return rows.map(toDataset);
     },
 
     /** Note a read (for eviction order later). */

@@ -52,6 +52,14 @@ export function createUsersRepo(db: Queryable) {
       }
     },
 
+    /** Every user, by name (never their hashes). */
+    async list(): Promise<UserView[]> {
+      const { rows } = await db.query<UserRow>(
+        'SELECT id, username, role, password_hash FROM users ORDER BY username',
+      );
+      return rows.map(toView);
+    },
+
     async count(): Promise<number> {
       const { rows } = await db.query<{ n: number }>('SELECT count(*) AS n FROM users');
       return rows[0]!.n;

@@ -14,6 +14,7 @@ import {
 } from '@freeloader/protocol';
 import { requireAgent, requireUser } from '../auth/guards.js';
 import type { AgentRecord } from '../repositories/agents.js';
+import { saveDiagnostics } from '../repositories/diagnostics.js';
 import type { SoftState } from '../soft-state.js';
 
 /** An agent as the console sees it: database facts merged with in-memory soft state. */
@@ -32,6 +33,8 @@ export function agentView(a: AgentRecord, soft: SoftState): AgentView {
     reservedBytes: a.reservedBytes,
     servingRate: hb?.servingRate ?? a.servingRate,
     ...(throttle ? { throttle: throttle as AgentView['throttle'] } : {}),
+    ...(hb?.rateCap !== undefined ? { rateCap: hb.rateCap } : {}),
+    ...(hb?.diagnostics ? { diagnostics: hb.diagnostics } : {}),
     lastHeartbeatAgoMs: soft.lastSeenAgoMs(a.id),
     enrolledAt: a.enrolledAt.toISOString(),
   };
@@ -78,7 +81,9 @@ const agents: FastifyPluginAsyncTypebox = async (app) => {
     async (req) => {
       const agentId = req.agent!.id;
       const previousUrl = app.softState.heartbeatOf(agentId)?.url;
+      const previousProbe = app.softState.heartbeatOf(agentId)?.diagnostics;
       app.softState.record(agentId, req.body);
+      await saveDiagnostics(app, agentId, previousProbe, req.body.diagnostics);
       if (req.body.url && req.body.url !== previousUrl) {
         await app.agentsRepo.updateUrl(agentId, req.body.url);
       }

@@ -13,6 +13,7 @@ import {
 } from '@freeloader/protocol';
 import { principalOf, requireUser, requireUserOrAgent } from '../auth/guards.js';
 import { deleteDataset } from '../dataset-lifecycle.js';
+import { donorSpeeds } from '../imports/rate-estimates.js';
 
 /** Dataset views, the read map (extents, donors, hashes, capability) and deletion. */
 const datasets: FastifyPluginAsyncTypebox = async (app) => {
@@ -77,10 +78,20 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
       ]);
       const donorIds = [...new Set(extents.flatMap((e) => e.donors))];
       const agents = await app.agentsRepo.getMany(donorIds);
+      const { rates } = await donorSpeeds(app, donorIds, principalOf(req));
       const donors = agents.map((a) => {
         const state: AgentState = a.revokedAt ? 'revoked' : app.softState.stateOf(a.id);
-        const url = app.softState.heartbeatOf(a.id)?.url ?? a.url;
-        return { id: a.id, url, state, usable: state === 'live' };
+        const hb = app.softState.heartbeatOf(a.id);
+        const url = hb?.url ?? a.url;
+        const throttle = hb?.throttle ?? a.throttle ?? undefined;
+        return {
+          id: a.id,
+          url,
+          state,
+          usable: state === 'live',
+          ...(throttle ? { throttle } : {}),
+          ...(rates.has(a.id) ? { rate: rates.get(a.id)!.rate } : {}),
+        };
       });
       const exp = Math.floor(Date.now() / 1000) + CAPABILITY_TTL_S;
       const capability = signCapability(app.signingKeys.privateKey, {

@@ -2,15 +2,20 @@ import type { FastifyPluginAsync } from 'fastify';
 import agents from './agents.js';
 import auth from './auth.js';
 import datasets from './datasets.js';
+import datasetViews from './dataset-views.js';
+import diagnostics from './diagnostics.js';
 import events from './events.js';
 import health from './health.js';
 import imports from './imports.js';
 import jobs from './jobs.js';
 import namespace from './namespace.js';
 import rates from './rates.js';
+import relocation from '../relocation/routes.js';
+import prefixRoutes from '../prefix/routes.js';
 import reservations from './reservations.js';
 import tokens from './tokens.js';
 import transfers from './transfers.js';
+import users from './users.js';
 
 /** Every /api/v1 route; registered with that prefix by the app. */
 const api: FastifyPluginAsync = async (app) => {
@@ -21,12 +26,17 @@ const api: FastifyPluginAsync = async (app) => {
     agents,
     namespace,
     datasets,
+    datasetViews,
     imports,
     rates,
+    relocation,
+    diagnostics,
+    prefixRoutes,
     reservations,
     jobs,
     transfers,
     events,
+    users,
   ]) {
     await app.register(routes);
   }

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { DonorRateView, ErrorBodySchema as E, Ok, RateReport } from '@freeloader/protocol';
 import { principalOf, requireUser, requireUserOrAgent } from '../auth/guards.js';
+import { clientRateOf } from '../prefix/client-rates.js';
 
 /** Clients report what donors delivered; placement and the console read the history. */
 const rates: FastifyPluginAsyncTypebox = async (app) => {
@@ -18,6 +19,8 @@ const rates: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req) => {
       await app.ratesRepo.record(principalOf(req), req.body);
+      // R_client for the prefix model: what this client's parallel read reached.
+      await app.prefixCache.clients.record(principalOf(req), clientRateOf(req.body) ?? 0);
       if (req.body.failures.length > 0) {
         req.log.warn(
           { dataset: req.body.datasetId, failures: req.body.failures },

@@ -4,6 +4,8 @@ import { AgentDaemon } from '../../daemon/agent-daemon.js';
 import { createLogger } from '../logger.js';
 import { defaultManagerUrl } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';
+import { serveDaemonSettings } from '../../settings/daemon-settings.js';
+import { DEFAULT_SETTINGS_PORT, type SettingsServer } from '../../settings/settings-server.js';
 import { parseListen } from './listen.js';
 
 export function registerAgent(program: Command): void {
@@ -21,6 +23,12 @@ export function registerAgent(program: Command): void {
     .option('--advertise <url>', 'URL clients use to reach this agent (default: from --listen)')
     .option('--name <name>', 'display name (default: host name)')
     .option('--bandwidth-only', 'give bandwidth for patching but no disk')
+    .option(
+      '--settings <host:port>',
+      'local settings page (loopback; a busy default port falls back to a free one)',
+      `127.0.0.1:${DEFAULT_SETTINGS_PORT}`,
+    )
+    .option('--no-settings', 'do not serve the local settings page')
     .option('--log-level <level>', 'log level', process.env.LOG_LEVEL ?? 'info')
     .action(async (opts: AgentCliOptions) => {
       const listen = parseListen(opts.listen);
@@ -48,7 +56,30 @@ export function registerAgent(program: Command): void {
       console.error(
         `agent ${daemon.identity?.agentId ?? '?'} serving at ${daemon.url} (${daemon.status})`,
       );
-      await runUntilSignal(() => daemon.stop());
+      // Signals are handled from here on: a stop while the settings page starts is clean too.
+      let settings: SettingsServer | undefined;
+      let stopping = false;
+      const stopped = runUntilSignal(async () => {
+        stopping = true;
+        await settings?.close();
+        await daemon.stop();
+      });
+      if (opts.settings !== false) {
+        try {
+          settings = await serveDaemonSettings(daemon, {
+            dir: opts.dir,
+            managerUrl: opts.manager,
+            bandwidthOnly: opts.bandwidthOnly ?? false,
+            ...parseListen(opts.settings),
+          });
+        } catch (e) {
+          await daemon.stop();
+          throw e;
+        }
+        if (stopping) await settings.close();
+        else console.error(`settings at ${settings.openUrl}`);
+      }
+      await stopped;
     });
 }
 
@@ -61,5 +92,7 @@ interface AgentCliOptions {
   advertise?: string;
   name?: string;
   bandwidthOnly?: boolean;
+  /** `host:port` of the settings page, or false for --no-settings. */
+  settings: string | false;
   logLevel: string;
 }

@@ -4,16 +4,19 @@ import {
   formatSize,
   type DatasetView,
   type ImportRequest,
+  type ImportResponse,
   type SourceProbe,
 } from '@freeloader/protocol';
 import type { ManagerClient } from '../../manager-client.js';
 import { defaultManagerUrl } from '../paths.js';
 import { ProgressBar } from '../progress-bar.js';
 import { userClient } from '../session.js';
+import { describePlacement, policyFields, type PolicyOptions } from './import-policy.js';
 
 interface ImportResult {
   dataset: DatasetView;
   probe: SourceProbe;
+  plan?: ImportResponse['plan'];
 }
 
 interface TransferRow {
@@ -31,6 +34,12 @@ export function registerImport(program: Command): void {
     .option('--name <path>', 'namespace path, e.g. climate/tas.nc (default: the file name)')
     .option('--width <n>', 'stripe width W (donors read in parallel)')
     .option('--stripe-size <n>', 'stripe size S in morsels')
+    .option('--policy <name>', 'placement: round-robin, predictive or asymmetric (default: auto)')
+    .option('--host <agent>', "asymmetric: this workstation's agent (id or --dir of the agent)")
+    .option(
+      '--local-share <f>',
+      'asymmetric: fraction (0.3) or local:remote ratio (3:8) on the host',
+    )
     .option('--wait', 'wait until the import finishes, with a progress bar')
     .option('--manager <url>', 'manager URL', defaultManagerUrl())
     .action(
@@ -42,7 +51,7 @@ export function registerImport(program: Command): void {
           stripeSize?: string;
           wait?: boolean;
           manager: string;
-        },
+        } & PolicyOptions,
       ) => {
         const client = await userClient(opts.manager);
         try {
@@ -51,12 +60,22 @@ export function registerImport(program: Command): void {
             ...(opts.name ? { name: opts.name } : {}),
             ...(opts.width ? { width: Number(opts.width) } : {}),
             ...(opts.stripeSize ? { stripeSize: Number(opts.stripeSize) } : {}),
+            ...(await policyFields(opts)),
           };
           const res = await client.request<ImportResult>('POST', '/datasets', body);
           console.error(
             `importing ${res.dataset.path}: ${formatSize(res.probe.size)}, ` +
               `etag ${res.probe.etag ?? '-'}, ranges ${res.probe.acceptsRanges ? 'yes' : 'no (one donor streams it)'}`,
           );
+          const placement = describePlacement(res.plan);
+          if (placement) console.error(placement);
+          const cached = res.plan?.cacheBytes;
+          if (cached !== undefined && cached < res.probe.size) {
+            // Seed 002: the cache was full, so only the model prefix is kept.
+            console.error(
+              `cache full: caching a ${formatSize(cached)} prefix; the rest is patched from the source when read`,
+            );
+          }
           console.log(res.dataset.id);
           if (opts.wait) await waitForImport(client, res.dataset);
         } finally {

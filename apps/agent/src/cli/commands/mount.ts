@@ -1,0 +1,129 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { FreeLoaderError } from '@freeloader/protocol';
+import { FS_TYPE, mountAt, probeDir, unmountDir } from '../../mount/mount-point.js';
+import { mountAdapterFor } from '../../mount/platforms.js';
+import { startMount } from '../../mount/start-mount.js';
+import { defaultManagerUrl } from '../paths.js';
+import { runUntilSignal } from '../run-until-signal.js';
+import { userClient } from '../session.js';
+
+interface MountCliOptions {
+  manager: string;
+  allowOther?: boolean;
+  cacheMb: string;
+  readaheadMb?: string;
+  timeout: string;
+  drain: string;
+  worker: boolean;
+}
+
+/**
+ * `freeloader mount <dir>`: the namespace as a read-only file system until Ctrl-C, SIGTERM or
+ * `freeloader unmount <dir>`.
+ */
+export function registerMount(program: Command): void {
+  program
+    .command('mount <dir>')
+    .description(
+      'mount the namespace read-only at <dir>: folders as directories, datasets as files',
+    )
+    .option('--manager <url>', 'manager URL', defaultManagerUrl())
+    .option(
+      '--allow-other',
+      'let other users read the mount (non-root: user_allow_other in /etc/fuse.conf)',
+    )
+    .option('--cache-mb <MiB>', 'memory for cached and in-flight morsels', '256')
+    .option(
+      '--readahead-mb <MiB>',
+      'most prefetched ahead of one sequential reader (default 8 × stripe width morsels)',
+    )
+    .option(
+      '--timeout <seconds>',
+      'longest any file operation waits before it fails with EIO',
+      '30',
+    )
+    .option(
+      '--drain <seconds>',
+      'on stop, how long files still open are served after detaching',
+      '10',
+    )
+    .option('--no-worker', 'fetch morsels on the thread that answers the kernel (for comparison)')
+    .action(async (dir: string, opts: MountCliOptions) => {
+      // Say what to install before asking anyone to sign in.
+      const why = mountAdapterFor().unavailable();
+      if (why) throw new FreeLoaderError('UNAVAILABLE', why);
+      const client = await userClient(opts.manager);
+      const log = (m: string): void => console.error(`mount: ${m}`);
+      try {
+        const m = await startMount({
+          manager: client,
+          dir,
+          allowOther: opts.allowOther === true,
+          cacheMb: positive(opts.cacheMb, '--cache-mb'),
+          ...(opts.readaheadMb
+            ? { readAheadMb: positive(opts.readaheadMb, '--readahead-mb', true) }
+            : {}),
+          opTimeoutMs: positive(opts.timeout, '--timeout') * 1000,
+          worker: opts.worker,
+          log,
+        });
+        if (m.clearedStale)
+          log(`cleared a stale mount at ${m.dir} (transport endpoint is not connected)`);
+        console.error(
+          `mounted ${client.baseUrl} at ${m.dir} (read-only); Ctrl-C or \`freeloader unmount ${m.dir}\` stops it`,
+        );
+        const drainMs = positive(opts.drain, '--drain', true) * 1000;
+        const how = await Promise.race([
+          runUntilSignal(() => m.stop(drainMs)).then(() => 'signal' as const),
+          m.mounted.ended.then(() => 'unmounted' as const),
+        ]);
+        if (how === 'unmounted') await m.stop(drainMs);
+        console.error(`unmounted ${m.dir}`);
+      } finally {
+        await client.close();
+      }
+      // Files a lazy unmount left open are not served past the drain time.
+      process.exit(process.exitCode ?? 0);
+    });
+}
+
+/** `freeloader unmount <dir>`: ends a mount (its process exits cleanly) or clears a stale one. */
+export function registerUnmount(program: Command): void {
+  program
+    .command('unmount <dir>')
+    .alias('umount')
+    .description(
+      'unmount a FreeLoader mount; with files open it is detached and goes when they close',
+    )
+    .option('--no-lazy', 'fail instead of detaching when files are open')
+    .action(async (dir: string, opts: { lazy: boolean }) => {
+      const abs = resolve(dir);
+      const stale = (await probeDir(abs)) === 'stale';
+      const entry = await mountAt(abs);
+      if (!entry) throw new FreeLoaderError('NOT_FOUND', `nothing is mounted at ${abs}`);
+      if (entry.fsType !== FS_TYPE && !stale) {
+        throw new FreeLoaderError(
+          'CONFLICT',
+          `${abs} is a ${entry.fsType} mount, not FreeLoader's`,
+        );
+      }
+      const how = await unmountDir(abs, { lazy: opts.lazy });
+      console.error(
+        how === 'now'
+          ? `unmounted ${abs}${stale ? ' (it was stale)' : ''}`
+          : `${abs} detached: it goes away when the last open file there is closed`,
+      );
+    });
+}
+
+function positive(text: string, name: string, zeroOk = false): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < 0 || (!zeroOk && n === 0)) {
+    throw new FreeLoaderError(
+      'VALIDATION_FAILED',
+      `${name} must be a positive number, not "${text}"`,
+    );
+  }
+  return n;
+}

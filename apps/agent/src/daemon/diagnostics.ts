@@ -1,0 +1,254 @@
+import { constants } from 'node:fs';
+import { open, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { MAX_DIAGNOSTIC_PROBE_BYTES, type AgentDiagnostics } from '@freeloader/protocol';
+
+/** Bytes written and read back to time the disk (sequential 1 MiB reads, as morsels are read). */
+export const DISK_PROBE_BYTES = 32 * 1024 * 1024;
+/** How long each network probe runs at most (milliseconds). */
+export const NETWORK_PROBE_MS = 1_500;
+const CHUNK = 1024 * 1024;
+const FILE = 'diagnostics.json';
+
+/**
+ * The local disk read rate in bytes/s: write a scratch file, fsync it, read it back with O_DIRECT
+ * so the page cache does not answer (`cached: false`). Where O_DIRECT is refused (tmpfs, some
+ * platforms) the read is buffered and reported `cached: true` — an upper bound only.
+ *
+ * @example const { rate } = await measureDiskRead('/var/lib/freeloader'); // ≈ 5e8 on an SSD
+ */
+export async function measureDiskRead(
+  dir: string,
+  bytes = DISK_PROBE_BYTES,
+): Promise<{ rate: number; cached: boolean }> {
+  const path = join(dir, '.diagnostics-probe');
+  const block = Buffer.alloc(CHUNK, 0x5a);
+  const out = await open(path, 'w');
+  try {
+    for (let at = 0; at < bytes; at += CHUNK) await out.write(block, 0, CHUNK, at);
+    await out.sync();
+  } finally {
+    await out.close();
+  }
+  try {
+    const direct = await readTimed(path, bytes, true).catch(() => null);
+    return direct ?? (await readTimed(path, bytes, false));
+  } finally {
+    await rm(path, { force: true });
+  }
+}
+
+/** Read `bytes` sequentially; with `direct`, through O_DIRECT with an aligned buffer. */
+async function readTimed(
+  path: string,
+  bytes: number,
+  direct: boolean,
+): Promise<{ rate: number; cached: boolean }> {
+  const flags = constants.O_RDONLY | (direct ? (constants.O_DIRECT ?? 0) : 0);
+  if (direct && !constants.O_DIRECT) throw new Error('no O_DIRECT here');
+  const fd = await open(path, flags);
+  try {
+    // O_DIRECT wants a block-aligned buffer; JavaScript cannot ask for one, so find an offset
+    // into a slightly larger buffer at which the kernel accepts the read.
+    const buf = Buffer.allocUnsafeSlow(CHUNK + 4096);
+    let offset = 0;
+    if (direct) {
+      offset = -1;
+      for (let o = 0; o < 4096 && offset < 0; o += 16) {
+        if (
+          await fd.read(buf, o, CHUNK, 0).then(
+            () => true,
+            () => false,
+          )
+        )
+          offset = o;
+      }
+      if (offset < 0) throw new Error('O_DIRECT refused every alignment');
+    }
+    const started = performance.now();
+    let done = 0;
+    while (done < bytes) {
+      const { bytesRead } = await fd.read(buf, offset, CHUNK, done);
+      if (bytesRead === 0) break;
+      done += bytesRead;
+    }
+    const seconds = Math.max((performance.now() - started) / 1000, 1e-6);
+    return { rate: done / seconds, cached: !direct };
+  } finally {
+    await fd.close();
+  }
+}
+
+/**
+ * Download rate from the manager in bytes/s: stream its probe for up to `ms` and divide what
+ * arrived by the time since the first byte (connection setup is not link rate).
+ */
+export async function measureDownload(
+  managerUrl: string,
+  authorization: string,
+  ms = NETWORK_PROBE_MS,
+  dispatcher?: Agent,
+): Promise<number> {
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort(), ms);
+  let first = 0;
+  let bytes = 0;
+  try {
+    const res = await undiciFetch(
+      `${managerUrl}/api/v1/diagnostics/download?bytes=${MAX_DIAGNOSTIC_PROBE_BYTES}`,
+      { headers: { authorization }, signal: stop.signal, ...(dispatcher ? { dispatcher } : {}) },
+    );
+    if (!res.ok || !res.body) throw new Error(`download probe: HTTP ${res.status}`);
+    for await (const chunk of res.body) {
+      if (first === 0) first = performance.now();
+      else bytes += (chunk as Uint8Array).byteLength;
+    }
+  } catch (e) {
+    if (!stop.signal.aborted) throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+  const seconds = (performance.now() - first) / 1000;
+  if (first === 0 || bytes === 0 || seconds <= 0) throw new Error('download probe got no data');
+  return bytes / seconds;
+}
+
+/**
+ * Upload rate to the manager in bytes/s: a 2 MiB trial sizes a second upload of about `ms`
+ * (bounded by the manager's probe limit), which is the one timed.
+ */
+export async function measureUpload(
+  managerUrl: string,
+  authorization: string,
+  ms = NETWORK_PROBE_MS,
+  dispatcher?: Agent,
+): Promise<number> {
+  const send = async (bytes: number): Promise<number> => {
+    const started = performance.now();
+    const res = await undiciFetch(`${managerUrl}/api/v1/diagnostics/upload`, {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/octet-stream' },
+      body: Readable.from(zeros(bytes)),
+      duplex: 'half',
+      signal: AbortSignal.timeout(ms * 10),
+      ...(dispatcher ? { dispatcher } : {}),
+    });
+    await res.text();
+    if (!res.ok) throw new Error(`upload probe: HTTP ${res.status}`);
+    return bytes / Math.max((performance.now() - started) / 1000, 1e-6);
+  };
+  const trial = await send(2 * CHUNK);
+  const size = Math.min(MAX_DIAGNOSTIC_PROBE_BYTES, Math.max(2 * CHUNK, (trial * ms) / 1000));
+  return send(Math.round(size));
+}
+
+function* zeros(bytes: number): Generator<Buffer> {
+  const block = Buffer.alloc(CHUNK);
+  for (let left = bytes; left > 0; left -= CHUNK) yield block.subarray(0, Math.min(CHUNK, left));
+}
+
+export interface JoinDiagnosticsOptions {
+  /** The agent's state directory: the probe file and the saved result live here. */
+  dir: string;
+  managerUrl: string;
+  /** The agent's `Authorization` header once enrolled. */
+  authorization: () => string | undefined;
+  log: Logger;
+  /** Default: on, unless FREELOADER_DIAGNOSTICS=off. */
+  enabled?: boolean;
+}
+
+/**
+ * The join-time diagnostic (seed 000 §5.2.1): once an agent is enrolled and online it measures
+ * its disk read rate and its network rates, saves them in its directory (so a restart does not
+ * measure again) and reports them in every heartbeat; the manager keeps them on the agent's row
+ * for predictive and asymmetric placement. Runs in the background; a failed part reports null.
+ */
+export class JoinDiagnostics {
+  private result: AgentDiagnostics | undefined;
+  private started = false;
+  private readonly abort = new AbortController();
+  /** The probe's own connection to the manager: destroying it ends a transfer in flight. */
+  private readonly dispatcher = new Agent({ connections: 1 });
+
+  constructor(private readonly opts: JoinDiagnosticsOptions) {}
+
+  /** Load the saved result or start measuring; idempotent, never throws. */
+  ensure(): void {
+    if (this.started) return;
+    this.started = true;
+    if (!(this.opts.enabled ?? process.env.FREELOADER_DIAGNOSTICS !== 'off')) return;
+    void this.loadOrMeasure().catch((e: unknown) => {
+      if (!this.abort.signal.aborted) {
+        this.opts.log.warn({ err: String(e) }, 'join diagnostics failed');
+      }
+    });
+  }
+
+  /** Abandon a probe in progress (the agent is stopping); nothing is saved. */
+  stop(): void {
+    this.abort.abort();
+    void this.dispatcher.destroy().catch(() => undefined);
+  }
+
+  /** What to merge into a heartbeat. */
+  heartbeatFields(): { diagnostics?: AgentDiagnostics } {
+    return this.result ? { diagnostics: this.result } : {};
+  }
+
+  private async loadOrMeasure(): Promise<void> {
+    const path = join(this.opts.dir, FILE);
+    const saved = await readFile(path, 'utf8').then(
+      (t) => JSON.parse(t) as AgentDiagnostics,
+      () => undefined,
+    );
+    if (saved?.measuredAt) {
+      this.result = saved;
+      return;
+    }
+    const auth = this.opts.authorization();
+    if (!auth) throw new Error('not enrolled yet');
+    const attempt = async <T>(what: string, f: () => Promise<T>): Promise<T | null> => {
+      this.abort.signal.throwIfAborted();
+      try {
+        return await f();
+      } catch (e) {
+        this.abort.signal.throwIfAborted();
+        this.opts.log.warn({ err: String(e) }, `join diagnostics: ${what} not measured`);
+        return null;
+      }
+    };
+    const dispatcher = this.dispatcher;
+    try {
+      const disk = await attempt('disk read rate', () => measureDiskRead(this.opts.dir));
+      const down = await attempt('download rate', () =>
+        measureDownload(this.opts.managerUrl, auth, NETWORK_PROBE_MS, dispatcher),
+      );
+      const up = await attempt('upload rate', () =>
+        measureUpload(this.opts.managerUrl, auth, NETWORK_PROBE_MS, dispatcher),
+      );
+      this.result = {
+        diskReadRate: disk ? Math.round(disk.rate) : null,
+        ...(disk ? { diskCached: disk.cached } : {}),
+        downloadRate: down === null ? null : Math.round(down),
+        uploadRate: up === null ? null : Math.round(up),
+        measuredAt: new Date().toISOString(),
+      };
+    } finally {
+      await dispatcher.destroy();
+    }
+    this.abort.signal.throwIfAborted();
+    await writeFile(path, JSON.stringify(this.result, null, 2) + '\n', { mode: 0o600 });
+    this.opts.log.info({ diagnostics: this.result }, 'join diagnostics measured');
+  }
+}
+
+/** The `Authorization` header of an enrolled agent (undefined before enrollment). */
+export function agentAuthorization(
+  identity: { agentId: string; credential: string } | null,
+): string | undefined {
+  return identity ? `Bearer agent.${identity.agentId}.${identity.credential}` : undefined;
+}

@@ -1,0 +1,216 @@
+import type { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import { FreeLoaderError, type Heartbeat } from '@freeloader/protocol';
+import { Governor, SYSTEM_CLOCK, type GovernorClock, type GovernorDecision } from './governor.js';
+import { mergeSettings, type GovernorSettings } from './governor-settings.js';
+import { loadGovernorFile, saveGovernorFile, type GovernorFile } from './governor-file.js';
+import { OwnerIdle, platformIdleSource, type OwnerIdleSource } from './owner-idle.js';
+import { paceBody } from './paced-stream.js';
+import { pauseFor, type Pause, type PauseSpan } from './pause.js';
+import { nativeSample } from './native-sample.js';
+import { UNKNOWN_SAMPLE, type MonitorSample } from './sample.js';
+import { defaultProbe, type SystemFigures, type SystemProbe } from './system-probe.js';
+import { TokenBucket } from './token-bucket.js';
+
+export interface GovernanceOptions {
+  /** State directory: `governor.json` (settings and pause) lives here. */
+  dir: string;
+  log: Logger;
+  /** Bytes this agent has served so far (cumulative), to subtract its own share. */
+  servedBytes: () => number;
+  /** Owner idle time from elsewhere (Electron's powerMonitor); default: the platform's. */
+  idleSource?: OwnerIdleSource;
+  /** Machine figures; default systeminformation (none with FREELOADER_IGNORE_LOAD=1). */
+  probe?: SystemProbe;
+  clock?: GovernorClock;
+  /** How often owner input is looked at (ms): bounds how fast serving drops. Default 250. */
+  idlePollMs?: number;
+  /** How often the machine is measured (ms). Default 1000. */
+  systemPollMs?: number;
+}
+
+/** What the settings UI and the tray show about the governor. */
+export interface GovernanceStatus {
+  /** The cap is null when unlimited (JSON has no Infinity). */
+  decision: Omit<GovernorDecision, 'capBps'> & { capBps: number | null };
+  sample: MonitorSample;
+  settings: GovernorSettings;
+  pause: Pause | null;
+}
+
+/**
+ * The governor at work in the daemon: polls owner input every `idlePollMs` and the machine every
+ * `systemPollMs`, feeds the state machine, and sets the serving token bucket's rate. The morsel
+ * service hands every response body to {@link Governance.pace}.
+ */
+export class Governance {
+  readonly bucket: TokenBucket;
+  readonly governor: Governor;
+  readonly idle: OwnerIdle;
+  private settings: GovernorSettings;
+  private figures: SystemFigures | undefined;
+  private sample: MonitorSample = UNKNOWN_SAMPLE;
+  private served = { bytes: 0, at: 0, bps: 0 };
+  private timers: NodeJS.Timeout[] = [];
+  private probing = false;
+  private ticking = false;
+
+  /** Build from the loaded `governor.json` ({@link loadGovernorFile}); {@link start} runs it. */
+  constructor(
+    private readonly opts: GovernanceOptions,
+    file: GovernorFile,
+  ) {
+    const clock = opts.clock ?? SYSTEM_CLOCK;
+    this.settings = file.settings;
+    this.governor = new Governor(file.settings, clock, file.pause);
+    this.bucket = new TokenBucket(0, () => clock.now());
+    this.idle = new OwnerIdle(opts.idleSource ?? platformIdleSource(), () => clock.now());
+    this.served = { bytes: opts.servedBytes(), at: clock.now(), bps: 0 };
+  }
+
+  /**
+   * Load `governor.json` from `opts.dir` and start governing.
+   *
+   * @example const g = await Governance.open({ dir, log, servedBytes: () => served });
+   */
+  static async open(opts: GovernanceOptions): Promise<Governance> {
+    const g = new Governance(opts, await loadGovernorFile(opts.dir));
+    await g.start();
+    return g;
+  }
+
+  /** Begin polling owner input and the machine; the first decision is made before returning. */
+  async start(): Promise<void> {
+    if (this.timers.length > 0) return;
+    const probe = this.opts.probe ?? defaultProbe();
+    this.timers.push(
+      setInterval(() => void this.tick(), this.opts.idlePollMs ?? 250),
+      setInterval(() => void this.probe(probe), this.opts.systemPollMs ?? 1_000),
+    );
+    for (const t of this.timers) t.unref();
+    await this.probe(probe);
+    await this.tick();
+  }
+
+  /**
+   * A GET response body, paced at the current cap (a buffer goes out unchanged while serving is
+   * unlimited; streams are always wrapped so a cap set mid-stream still bites). Throws UNAVAILABLE
+   * while paused, and aborts streams that are running when a pause starts.
+   */
+  pace(body: Buffer | Readable): Buffer | Readable {
+    const refused = this.refusal();
+    if (refused) throw refused;
+    if (Buffer.isBuffer(body) && !Number.isFinite(this.bucket.rate)) return body;
+    return paceBody(body, this.bucket, { refuse: () => this.refusal() });
+  }
+
+  /** The governor's part of a heartbeat. */
+  heartbeatFields(): Pick<Heartbeat, 'throttle' | 'rateCap' | 'cpuLoad'> {
+    const d = this.governor.decision;
+    return {
+      throttle: d.state,
+      ...(d.capBps > 0 ? { rateCap: Number.isFinite(d.capBps) ? Math.round(d.capBps) : 0 } : {}),
+      ...(this.figures?.cpu != null ? { cpuLoad: this.figures.cpu } : {}),
+    };
+  }
+
+  status(): GovernanceStatus {
+    const d = this.governor.decision;
+    return {
+      decision: { ...d, capBps: Number.isFinite(d.capBps) ? d.capBps : null },
+      sample: this.sample,
+      settings: this.settings,
+      pause: this.governor.pause,
+    };
+  }
+
+  async updateSettings(patch: Partial<GovernorSettings>): Promise<GovernorSettings> {
+    const next = mergeSettings(this.settings, patch);
+    this.settings = next;
+    this.governor.setSettings(next);
+    await this.persist();
+    await this.tick();
+    return next;
+  }
+
+  async pauseFor(span: PauseSpan): Promise<Pause> {
+    const pause = pauseFor(span, (this.opts.clock ?? SYSTEM_CLOCK).wall());
+    this.governor.setPause(pause);
+    await this.persist();
+    await this.tick();
+    return pause;
+  }
+
+  async resume(): Promise<void> {
+    this.governor.setPause(null);
+    await this.persist();
+    await this.tick();
+  }
+
+  /** Owner input reported from outside (the tray's powerMonitor, or a test). Applied at once. */
+  async reportIdle(idleMs: number): Promise<void> {
+    this.idle.report(idleMs);
+    await this.tick();
+  }
+
+  stop(): void {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+  }
+
+  private refusal(): FreeLoaderError | undefined {
+    return this.governor.decision.state === 'paused'
+      ? new FreeLoaderError('UNAVAILABLE', 'this donor is paused by its owner; try another copy')
+      : undefined;
+  }
+
+  /** Owner input + the latest machine figures → a decision → the bucket's rate. */
+  private async tick(): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      const ownerIdleMs = await this.idle.read().catch(() => null);
+      const hadPause = this.governor.pause;
+      this.sample = { ...nativeSample(this.figures, this.served.bps), ownerIdleMs };
+      const before = this.governor.decision;
+      const d = this.governor.update(this.sample);
+      this.bucket.setRate(d.capBps === 0 ? Infinity : d.capBps);
+      if (d.state !== before.state || d.capBps !== before.capBps) {
+        this.opts.log.info(
+          { state: d.state, capBps: d.capBps, reasons: d.reasons },
+          'serving governor changed',
+        );
+      }
+      // A timed pause that ran out is forgotten on disk too.
+      if (hadPause && !this.governor.pause) await this.persist();
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private async probe(probe: SystemProbe): Promise<void> {
+    if (this.probing) return;
+    this.probing = true;
+    try {
+      this.figures = await probe.read();
+      const clock = this.opts.clock ?? SYSTEM_CLOCK;
+      const now = clock.now();
+      const bytes = this.opts.servedBytes();
+      const seconds = (now - this.served.at) / 1000;
+      if (seconds > 0) {
+        this.served = { bytes, at: now, bps: Math.max(0, bytes - this.served.bytes) / seconds };
+      }
+    } catch (e) {
+      this.opts.log.debug({ err: String(e) }, 'system probe failed');
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  private async persist(): Promise<void> {
+    await saveGovernorFile(this.opts.dir, {
+      settings: this.settings,
+      pause: this.governor.pause,
+    });
+  }
+}

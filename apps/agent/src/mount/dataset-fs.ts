@@ -1,0 +1,233 @@
+import { MiB, morselLength, type Listing } from '@freeloader/protocol';
+import type { ManagerClient } from '../manager-client.js';
+import { FsError, type FileStat, type FsStat, type ReadOnlyFileSystem } from './file-system.js';
+import { MorselCache } from './morsel-cache.js';
+import { InProcessMorselSource, type DatasetInfo, type MorselSource } from './morsel-source.js';
+import { NamespaceCache } from './namespace-cache.js';
+import { ReadAhead } from './read-ahead.js';
+
+export interface DatasetFsOptions {
+  manager: ManagerClient;
+  /** Memory for morsels, cached and in flight (bytes). Default 256 MiB. */
+  cacheBytes?: number;
+  /** Most bytes prefetched ahead of one sequential reader; default 8 × stripe width morsels, ≥ 16. */
+  readAheadBytes?: number;
+  /** How long a folder listing is trusted (milliseconds). Default 5 s. */
+  namespaceTtlMs?: number;
+  /** Where morsels come from; default: fetched on this thread through the client library. */
+  source?: MorselSource;
+  log?: (message: string) => void;
+}
+
+interface Handle {
+  info: DatasetInfo;
+  readAhead: ReadAhead;
+}
+
+/** Bits of open(2)'s flags that ask for writing (O_WRONLY | O_RDWR) or creating/truncating. */
+const WRITE_FLAGS = 0o1 | 0o2 | 0o100 | 0o1000;
+
+/**
+ * FreeLoader's namespace as a read-only file system: folders are directories, ready datasets are
+ * files of their real size dated by their import. Reads are served from a bounded morsel cache
+ * fed by the client library; a sequential reader gets a growing window of morsels prefetched in
+ * parallel from every donor, so most kernel reads are a memory copy.
+ */
+export class DatasetFs implements ReadOnlyFileSystem {
+  readonly cache: MorselCache;
+  /** Kernel reads answered from memory, and those that waited for morsels (with the wait). */
+  readonly stats = { fromMemory: 0, waited: 0, waitedMs: 0, bytes: 0 };
+  private readonly namespace: NamespaceCache;
+  private readonly source: MorselSource;
+  private readonly handles = new Map<number, Handle>();
+  private nextHandle = 1;
+
+  constructor(private readonly opts: DatasetFsOptions) {
+    this.cache = new MorselCache(opts.cacheBytes ?? 256 * MiB);
+    this.namespace = new NamespaceCache(
+      (folder) =>
+        opts.manager.request<Listing>('GET', `/namespace?path=${encodeURIComponent(folder)}`),
+      opts.namespaceTtlMs ?? 5_000,
+    );
+    this.source =
+      opts.source ??
+      new InProcessMorselSource({ manager: opts.manager, ...(opts.log ? { log: opts.log } : {}) });
+  }
+
+  async getattr(path: string): Promise<FileStat> {
+    const entry = await this.namespace.lookup(path);
+    if (entry.kind === 'dir') {
+      const t = entry.createdAt;
+      return { kind: 'dir', size: 4096, perm: 0o555, mtime: t, atime: t, ctime: t };
+    }
+    const d = entry.dataset;
+    const created = new Date(d.createdAt);
+    return {
+      kind: 'file',
+      size: d.sizeBytes,
+      perm: 0o444,
+      mtime: created,
+      ctime: created,
+      atime: d.lastAccessAt ? new Date(d.lastAccessAt) : created,
+    };
+  }
+
+  readdir(path: string): Promise<string[]> {
+    return this.namespace.children(path);
+  }
+
+  async open(path: string, flags: number): Promise<number> {
+    if (flags & WRITE_FLAGS) throw new FsError('EROFS', `${path}: FreeLoader mounts are read-only`);
+    const entry = await this.namespace.lookup(path);
+    if (entry.kind === 'dir') throw new FsError('EISDIR', `${path} is a folder`);
+    const info = await this.source.open(entry.dataset.id);
+    const handle = this.nextHandle++;
+    this.handles.set(handle, {
+      info,
+      readAhead: new ReadAhead({
+        morselSize: info.morselSize,
+        morselCount: info.count,
+        maxMorsels: this.readAheadFor(info),
+      }),
+    });
+    return handle;
+  }
+
+  /**
+   * The fast path: when every morsel the read touches is in memory, copy now and return the
+   * count (no promise, no timer: a sequential reader's kernel requests are mostly this).
+   * Undefined when something must be fetched; then {@link read} does it.
+   */
+  readCached(handle: number, target: Buffer, position: number): number | undefined {
+    const h = this.handles.get(handle);
+    if (!h) return undefined;
+    const { info } = h;
+    const end = Math.min(info.size, position + target.length);
+    if (end <= position) return 0;
+    const ms = info.morselSize;
+    const first = Math.floor(position / ms);
+    const last = Math.floor((end - 1) / ms);
+    const parts: Buffer[] = [];
+    for (let i = first; i <= last; i++) {
+      const hit = this.cache.get(`${info.id}/${i}`);
+      if (!hit) return undefined;
+      parts.push(hit);
+    }
+    this.prefetch(h, position, end - position);
+    this.stats.fromMemory++;
+    this.stats.bytes += end - position;
+    return copyParts(parts, first * ms, ms, target, position, end);
+  }
+
+  async read(
+    handle: number,
+    target: Buffer,
+    position: number,
+    signal?: AbortSignal,
+  ): Promise<number> {
+    const h = this.handles.get(handle);
+    if (!h) throw new FsError('EBADF', `no open file ${handle}`);
+    const { info } = h;
+    const end = Math.min(info.size, position + target.length);
+    if (end <= position) return 0;
+    const ms = info.morselSize;
+    const first = Math.floor(position / ms);
+    const last = Math.floor((end - 1) / ms);
+    // Demand first: the reader's per-donor queues are FIFO, so needed morsels go before prefetches.
+    const needed: Promise<Buffer>[] = [];
+    for (let i = first; i <= last; i++) {
+      needed.push(this.load(info, i));
+    }
+    this.prefetch(h, position, end - position);
+    const started = performance.now();
+    const parts = await Promise.all(needed);
+    if (signal?.aborted) throw new FsError('EIO', 'read abandoned after its deadline');
+    this.stats.waited++;
+    this.stats.waitedMs += performance.now() - started;
+    this.stats.bytes += end - position;
+    return copyParts(parts, first * ms, ms, target, position, end);
+  }
+
+  async release(handle: number): Promise<void> {
+    const h = this.handles.get(handle);
+    if (!h) return;
+    this.handles.delete(handle);
+    this.source.release(h.info.id);
+  }
+
+  async statfs(): Promise<FsStat> {
+    const known = this.namespace.knownDatasets();
+    const bytes = known.reduce((s, d) => s + d.sizeBytes, 0);
+    return {
+      blockSize: MiB,
+      blocks: Math.ceil(bytes / MiB),
+      blocksFree: 0,
+      files: known.length,
+      nameMax: 255,
+    };
+  }
+
+  /** Open files right now. */
+  get openFiles(): number {
+    return this.handles.size;
+  }
+
+  async close(): Promise<void> {
+    this.handles.clear();
+    await this.source.close();
+  }
+
+  private load(info: DatasetInfo, index: number): Promise<Buffer> {
+    return this.cache.load(
+      `${info.id}/${index}`,
+      morselLength(info.size, info.morselSize, index),
+      () => this.source.read(info.id, index),
+    );
+  }
+
+  private readAheadFor(info: DatasetInfo): number {
+    const wanted =
+      this.opts.readAheadBytes !== undefined
+        ? Math.floor(this.opts.readAheadBytes / info.morselSize)
+        : Math.max(16, 8 * info.width);
+    // Never more than a quarter of the memory bound for one reader.
+    const fit = Math.floor(this.cache.capacityBytes / 4 / info.morselSize);
+    return Math.max(0, Math.min(wanted, fit));
+  }
+
+  private prefetch(h: Handle, position: number, length: number): void {
+    const want = h.readAhead.onRead(position, length);
+    if (!want) return;
+    const { info } = h;
+    let i = want.from;
+    for (; i < want.to; i++) {
+      const index = i;
+      const started = this.cache.prefetch(
+        `${info.id}/${index}`,
+        morselLength(info.size, info.morselSize, index),
+        () => this.source.read(info.id, index),
+      );
+      if (!started) break;
+    }
+    h.readAhead.issued(i);
+  }
+}
+
+/** Copy bytes [position, end) of the file from consecutive morsels starting at `base`. */
+function copyParts(
+  parts: Buffer[],
+  base: number,
+  morselSize: number,
+  target: Buffer,
+  position: number,
+  end: number,
+): number {
+  let copied = 0;
+  for (const [k, data] of parts.entries()) {
+    const start = base + k * morselSize;
+    const from = Math.max(position, start) - start;
+    const to = Math.min(end, start + data.length) - start;
+    copied += data.copy(target, copied, from, to);
+  }
+  return copied;
+}

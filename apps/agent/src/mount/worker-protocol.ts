@@ -1,0 +1,51 @@
+import { FreeLoaderError, isErrorCode } from '@freeloader/protocol';
+import { FsError, type Errno } from './file-system.js';
+import type { DatasetInfo } from './morsel-source.js';
+
+/** Main thread → morsel worker. `q` numbers a request; its answer carries the same `q`. */
+export type ToWorker =
+  | { t: 'open'; q: number; id: string }
+  | { t: 'read'; q: number; id: string; index: number }
+  | { t: 'release'; id: string }
+  | { t: 'close'; q: number }
+  | { t: 'manager-reply'; q: number; result?: unknown; error?: WireError };
+
+/** Morsel worker → main thread. */
+export type FromWorker =
+  | { t: 'reply'; q: number; info?: DatasetInfo; data?: ArrayBuffer; error?: WireError }
+  | { t: 'manager'; q: number; method: string; path: string; body?: unknown }
+  | { t: 'log'; message: string };
+
+/** An error as it crosses threads (structured clone keeps no classes). */
+export interface WireError {
+  message: string;
+  code?: string;
+  errno?: Errno;
+}
+
+export function toWire(e: unknown): WireError {
+  if (e instanceof FsError) return { message: e.message, errno: e.errno };
+  if (e instanceof FreeLoaderError) return { message: e.message, code: e.code };
+  return { message: e instanceof Error ? e.message : String(e) };
+}
+
+/** The error again, as the class the other thread threw. */
+export function fromWire(w: WireError): Error {
+  if (w.errno) return new FsError(w.errno, w.message);
+  if (isErrorCode(w.code)) return new FreeLoaderError(w.code, w.message);
+  return new Error(w.message);
+}
+
+/** A morsel's bytes as an ArrayBuffer that can be transferred (copied only when it must be). */
+export function transferable(data: Buffer): ArrayBuffer {
+  if (
+    data.byteOffset === 0 &&
+    data.byteLength === data.buffer.byteLength &&
+    data.buffer instanceof ArrayBuffer
+  ) {
+    return data.buffer;
+  }
+  const copy = new ArrayBuffer(data.length);
+  data.copy(Buffer.from(copy));
+  return copy;
+}

@@ -1,0 +1,43 @@
+import { join } from 'node:path';
+import { FreeLoaderError, type QuotaChangeResponse } from '@freeloader/protocol';
+import { checkQuotaFits } from '../daemon/disk.js';
+import { loadSettings, saveSettings } from '../daemon/settings.js';
+import type { ManagerClient } from '../manager-client.js';
+import type { MorselStore } from '../store/store.js';
+import type { RelocationTracker } from './relocation-tracker.js';
+
+export interface QuotaDeps {
+  dir: string;
+  store: MorselStore;
+  manager: ManagerClient;
+  tracker: RelocationTracker;
+  bandwidthOnly: boolean;
+}
+
+/**
+ * Change the donated space. The store takes the new quota at once (a cut below usage only
+ * stops new puts), the settings file remembers it, and the manager is told: it raises the
+ * donor's share immediately, or plans relocate jobs / evictions for whatever no longer fits.
+ *
+ * @example await changeQuota(deps, 8 * GiB) // → the manager's plan ({ relocating: [...] , ... })
+ */
+export async function changeQuota(
+  deps: QuotaDeps,
+  quotaBytes: number,
+): Promise<QuotaChangeResponse> {
+  if (deps.bandwidthOnly) {
+    throw new FreeLoaderError('VALIDATION_FAILED', 'a bandwidth-only agent donates no disk');
+  }
+  if (!Number.isSafeInteger(quotaBytes) || quotaBytes < 0) {
+    throw new FreeLoaderError('VALIDATION_FAILED', 'quota must be a whole number of bytes');
+  }
+  const { usedBytes, quotaBytes: before } = deps.store.usage();
+  if (quotaBytes > before) await checkQuotaFits(join(deps.dir, 'store'), quotaBytes, usedBytes);
+  deps.store.setQuota(quotaBytes);
+  await saveSettings(deps.dir, { ...(await loadSettings(deps.dir)), quotaBytes });
+  const res = await deps.manager.request<QuotaChangeResponse>('POST', '/agents/me/quota', {
+    quotaBytes,
+  });
+  deps.tracker.planned(res);
+  return res;
+}

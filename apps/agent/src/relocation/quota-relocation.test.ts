@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  MiB,
+  donorsOfMorsel,
+  type AgentView,
+  type DatasetMap,
+  type DatasetView,
+} from '@freeloader/protocol';
+import { startTestServer, type TestServer } from '@freeloader/sources/testing';
+import type { SettingsClient } from '../settings/settings-client.js';
+import { settingsOf } from '../settings/settings-of.js';
+import { waitFor } from '../test/cluster-harness.js';
+import { sha256Hex, startDataCluster, type DataCluster } from '../test/data-cluster.js';
+
+// Three real donors, two datasets striped over all of them; the first donor's owner cuts its
+// quota below what it holds. The excess moves to the other donors while clients keep reading,
+// and afterwards every dataset reads back byte-identical without touching the first donor.
+let c: DataCluster;
+const sources: TestServer[] = [];
+let settings: SettingsClient;
+
+beforeAll(async () => {
+  c = await startDataCluster(3, '24MiB');
+  settings = await settingsOf(c.agents[0]!);
+  sources.push(await startTestServer({ size: 12 * MiB, seed: 51 }));
+  sources.push(await startTestServer({ size: 6 * MiB - 1000, seed: 52 }));
+  for (const [i, s] of sources.entries()) {
+    const d = await c.importAndWait({ uri: s.url, name: `reloc/d${i}.bin`, width: 3 });
+    expect(d.state).toBe('ready');
+  }
+}, 90_000);
+
+afterAll(async () => {
+  await Promise.all(sources.map((s) => s.close()));
+  await c?.close();
+});
+
+const ledgerOf = async (agentId: string): Promise<AgentView> =>
+  (await c.tm.agents()).find((a) => a.id === agentId)!;
+
+describe('quota cut below usage', () => {
+  it('relocates the excess to other donors; every dataset still reads byte-identical', async () => {
+    const first = c.agents[0]!.agentId;
+    // Width 3 puts a third of each dataset here: 4 + 2 morsels in the ledger.
+    const ledger = (await ledgerOf(first)).usedBytes;
+    expect(ledger).toBe(6 * MiB);
+
+    // Readers keep going while the data moves.
+    let reads = 0;
+    let stop = false;
+    const reading = (async () => {
+      while (!stop) {
+        for (const [i, s] of sources.entries()) {
+          expect((await c.get(`reloc/d${i}.bin`)).sha256).toBe(sha256Hex(s.content));
+          reads++;
+        }
+      }
+    })();
+
+    const after = await settings.update({ quotaBytes: 1 * MiB });
+    expect(after.quota.quotaBytes).toBe(1 * MiB);
+    expect(after.relocation.state).toBe('relocating');
+    expect(after.relocation.totalBytes).toBe(ledger);
+
+    const done = await waitFor(
+      'the relocation to finish and the moved morsels to be freed',
+      async () => {
+        const s = await settings.state();
+        return s.relocation.state === 'done' && s.quota.usedBytes === 0 ? s : undefined;
+      },
+      30_000,
+      200,
+    );
+    stop = true;
+    await reading;
+    expect(done.relocation).toMatchObject({ unplacedBytes: 0, error: null });
+    expect(done.relocation.doneBytes).toBeGreaterThan(5 * MiB);
+    expect(reads).toBeGreaterThan(0);
+
+    for (const [i, s] of sources.entries()) {
+      const view = await c.tm.admin.request<DatasetView>(
+        'GET',
+        `/datasets/by-path?path=${encodeURIComponent(`reloc/d${i}.bin`)}`,
+      );
+      const full = await c.tm.admin.request<DatasetMap>('GET', `/datasets/${view.id}/map`);
+      const count = Math.ceil(s.content.length / MiB);
+      const holders = new Set(
+        Array.from({ length: count }, (_, m) => donorsOfMorsel(full.extents, m)[0]),
+      );
+      expect(holders.has(first)).toBe(false);
+      expect(holders.size).toBe(2);
+      const out = await c.get(`reloc/d${i}.bin`);
+      expect(out.sha256).toBe(sha256Hex(s.content));
+      expect(out.donorFailures).toBe(0);
+    }
+    // The manager's ledger followed the bytes: nothing left on the first donor.
+    expect((await ledgerOf(first)).usedBytes).toBe(0);
+    const others = await Promise.all(c.agents.slice(1).map((a) => ledgerOf(a.agentId)));
+    expect(others.reduce((s, a) => s + a.usedBytes, 0)).toBe(18 * MiB);
+  }, 60_000);
+
+  it('raising the quota again is immediate', async () => {
+    const s = await settings.update({ quotaBytes: 20 * MiB });
+    expect(s.quota).toMatchObject({ quotaBytes: 20 * MiB });
+    await waitFor('the manager to see the new quota', async () =>
+      (await ledgerOf(c.agents[0]!.agentId)).quotaBytes === 20 * MiB ? true : undefined,
+    );
+  });
+});

@@ -1,0 +1,65 @@
+import type { QuotaChangeResponse } from '@freeloader/protocol';
+import type { RelocationProgress } from '../settings/local-api.js';
+
+/**
+ * What this agent knows about moving its data off after a quota cut: the manager's answer to
+ * the cut, then the progress of each relocate job as it runs here. The settings UI shows it.
+ */
+export class RelocationTracker {
+  private jobs = new Map<string, { total: number; done: number; state: 'running' | 'done' }>();
+  private evicted = 0;
+  private unplaced = 0;
+  private error: string | null = null;
+  private expected = 0;
+
+  /** The manager accepted a quota cut and answered with its plan. */
+  planned(res: QuotaChangeResponse): void {
+    this.jobs.clear();
+    this.error = null;
+    this.expected = res.relocating.reduce((s, r) => s + r.bytes, 0);
+    for (const r of res.relocating)
+      this.jobs.set(r.jobId, { total: r.bytes, done: 0, state: 'running' });
+    this.evicted = res.evicting.length;
+    this.unplaced = res.unplacedBytes;
+  }
+
+  progress(jobId: string, doneBytes: number, totalBytes: number): void {
+    const j = this.jobs.get(jobId) ?? { total: totalBytes, done: 0, state: 'running' as const };
+    this.jobs.set(jobId, { ...j, total: totalBytes, done: doneBytes });
+  }
+
+  finished(jobId: string): void {
+    const j = this.jobs.get(jobId);
+    if (j) this.jobs.set(jobId, { ...j, done: j.total, state: 'done' });
+  }
+
+  failed(message: string): void {
+    this.error = message;
+  }
+
+  snapshot(): RelocationProgress {
+    const list = [...this.jobs.values()];
+    const totalBytes = Math.max(
+      this.expected,
+      list.reduce((s, j) => s + j.total, 0),
+    );
+    const doneBytes = list.reduce((s, j) => s + j.done, 0);
+    const running = list.some((j) => j.state === 'running');
+    const state =
+      this.error !== null
+        ? 'failed'
+        : running
+          ? 'relocating'
+          : list.length > 0 || this.evicted > 0
+            ? 'done'
+            : 'idle';
+    return {
+      state,
+      totalBytes,
+      doneBytes,
+      evicted: this.evicted,
+      unplacedBytes: this.unplaced,
+      error: this.error,
+    };
+  }
+}

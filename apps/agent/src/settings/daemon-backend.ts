@@ -1,0 +1,98 @@
+import type { AgentDaemon } from '../daemon/agent-daemon.js';
+import type { GovernorSettings } from '../governor/governor-settings.js';
+import { changeQuota } from '../relocation/change-quota.js';
+import type { EnrollLocal, LocalState, PauseRequest, SettingsPatch } from './local-api.js';
+
+/** What the settings server asks of the agent behind it (a running daemon, or a setup step). */
+export interface SettingsBackend {
+  state(): LocalState;
+  update(patch: SettingsPatch): Promise<void>;
+  pause(span: PauseRequest['span']): Promise<void>;
+  resume(): Promise<void>;
+  /** Owner input reported by the tray (or a test simulating the owner). */
+  reportIdle(idleMs: number): Promise<void>;
+  /** First-run enrollment; only a backend that is not enrolled yet offers it. */
+  enroll?(req: EnrollLocal): Promise<void>;
+}
+
+export interface DaemonInfo {
+  dir: string;
+  managerUrl: string;
+  bandwidthOnly: boolean;
+}
+
+/** The settings API over a running {@link AgentDaemon}. */
+export class DaemonBackend implements SettingsBackend {
+  constructor(
+    private readonly daemon: AgentDaemon,
+    private readonly info: DaemonInfo,
+  ) {}
+
+  state(): LocalState {
+    const d = this.daemon;
+    const g = d.governance.status();
+    return {
+      enrolled: d.identity !== null,
+      agentId: d.identity?.agentId ?? null,
+      name: d.identity?.name ?? null,
+      status: d.status,
+      managerUrl: d.identity?.managerUrl ?? this.info.managerUrl,
+      serviceUrl: d.url || null,
+      dir: this.info.dir,
+      bandwidthOnly: this.info.bandwidthOnly,
+      quota: d.store.usage(),
+      servingBps: Math.round(g.sample.servedBps),
+      governor: {
+        state: g.decision.state,
+        capBps: g.decision.capBps,
+        reasons: g.decision.reasons,
+        pause: g.pause,
+        ownerIdleMs: g.sample.ownerIdleMs,
+        sample: {
+          cpu: g.sample.cpu,
+          memory: g.sample.memory,
+          diskBps: g.sample.diskBps,
+          netBps: g.sample.netBps,
+          onBattery: g.sample.onBattery,
+          metered: g.sample.metered,
+        },
+        settings: g.settings as LocalState['governor']['settings'],
+      },
+      relocation: d.relocation.snapshot(),
+    };
+  }
+
+  async update(patch: SettingsPatch): Promise<void> {
+    // Governor first: it cannot fail halfway, while a quota cut talks to the manager.
+    if (patch.governor) {
+      await this.daemon.governance.updateSettings(patch.governor as Partial<GovernorSettings>);
+    }
+    if (
+      patch.quotaBytes !== undefined &&
+      patch.quotaBytes !== this.daemon.store.usage().quotaBytes
+    ) {
+      await changeQuota(
+        {
+          dir: this.info.dir,
+          store: this.daemon.store,
+          manager: this.daemon.manager,
+          tracker: this.daemon.relocation,
+          bandwidthOnly: this.info.bandwidthOnly,
+        },
+        patch.quotaBytes,
+      );
+    }
+  }
+
+  async pause(span: PauseRequest['span']): Promise<void> {
+    await this.daemon.governance.pauseFor(span);
+  }
+
+  async resume(): Promise<void> {
+    await this.daemon.governance.resume();
+  }
+
+  async reportIdle(idleMs: number): Promise<void> {
+    await this.daemon.governance.reportIdle(idleMs);
+  }
+}

@@ -1,0 +1,16 @@
+import { waitFor, type SpawnedAgent } from '../test/cluster-harness.js';
+import { SettingsClient } from './settings-client.js';
+
+/**
+ * The settings API of a spawned `freeloader agent`, from the `settings at …` line it prints
+ * once its settings page is up (test helper).
+ */
+export async function settingsOf(agent: SpawnedAgent): Promise<SettingsClient> {
+  const url = await waitFor(
+    'the agent settings line',
+    () => /^settings at (\S+)$/m.exec(agent.stderr())?.[1],
+    10_000,
+    20,
+  );
+  return SettingsClient.fromOpenUrl(url);
+}

@@ -1,0 +1,123 @@
+import { Anchor, Code, Group, Paper, SimpleGrid, Stack, Text, Title } from '@mantine/core';
+import { Link, useParams } from 'react-router';
+import type { DatasetView } from '@freeloader/protocol';
+import { useDataset, usePlacement, useThroughput, useTransfers } from '../api/queries';
+import { formatBytes, formatSince } from '../format';
+import { TransferList } from '../transfers/TransferList';
+import { ErrorAlert, Loading } from '../ui/feedback';
+import { StateBadge } from '../ui/StateBadge';
+import { cachedLabel } from './CachedBar';
+import { DatasetActions } from './DatasetActions';
+import { PlacementMap } from './PlacementMap';
+import { ThroughputChart } from './ThroughputChart';
+
+function Fact({ label, children }: { label: string; children: React.ReactNode }) {
+  return (
+    <div>
+      <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
+        {label}
+      </Text>
+      <Text size="sm" component="div" style={{ wordBreak: 'break-all' }}>
+        {children}
+      </Text>
+    </div>
+  );
+}
+
+function Facts({ d }: { d: DatasetView }) {
+  return (
+    <SimpleGrid cols={{ base: 2, md: 4 }} spacing="sm">
+      <Fact label="Size">{formatBytes(d.sizeBytes)}</Fact>
+      <Fact label="Cached">
+        {cachedLabel(d)} ({formatBytes(d.cachedBytes)})
+      </Fact>
+      <Fact label="Donors">{d.donorCount ?? '—'}</Fact>
+      <Fact label="Placement">{d.policy ?? '—'}</Fact>
+      <Fact label="Morsel size">{formatBytes(d.morselSize)}</Fact>
+      <Fact label="Last access">{formatSince(d.lastAccessAt)}</Fact>
+      <Fact label="Imported">{new Date(d.createdAt).toLocaleString()}</Fact>
+      <Fact label="ETag">{d.etag ? <Code>{d.etag}</Code> : '—'}</Fact>
+      <Fact label="Last modified">{d.lastModified ?? '—'}</Fact>
+    </SimpleGrid>
+  );
+}
+
+function Section({ title, children }: { title: string; children: React.ReactNode }) {
+  return (
+    <Paper withBorder p="md" component="section" aria-label={title}>
+      <Title order={4} mb="sm">
+        {title}
+      </Title>
+      {children}
+    </Paper>
+  );
+}
+
+/** One dataset: facts, actions, placement map, throughput history and its transfers. */
+export function DatasetPage() {
+  const id = useParams().id!;
+  const dataset = useDataset(id);
+  const placement = usePlacement(id);
+  const importing = dataset.data?.state === 'importing';
+  const throughput = useThroughput(id, importing);
+  const transfers = useTransfers();
+  if (dataset.isPending) return <Loading label="Loading the dataset…" />;
+  if (dataset.isError) return <ErrorAlert error={dataset.error} />;
+  const d = dataset.data;
+  const mine = (transfers.data ?? []).filter((t) => t.datasetId === id);
+  const parent = d.path.split('/').slice(0, -1).join('/');
+  return (
+    <Stack gap="md">
+      <Group justify="space-between" align="start">
+        <Stack gap={4}>
+          <Anchor
+            component={Link}
+            to={parent ? `/datasets?path=${encodeURIComponent(parent)}` : '/datasets'}
+            size="sm"
+          >
+            ← {parent || 'All datasets'}
+          </Anchor>
+          <Group gap="sm">
+            <Title order={2} style={{ wordBreak: 'break-all' }}>
+              {d.path}
+            </Title>
+            <StateBadge state={d.state} />
+          </Group>
+          <Text size="sm" c="dimmed" style={{ wordBreak: 'break-all' }}>
+            from {d.sourceUri ?? 'no source'}
+          </Text>
+        </Stack>
+        <DatasetActions dataset={d} />
+      </Group>
+      {d.error && <ErrorAlert error={new Error(d.error)} title="The last import failed" />}
+      <Paper withBorder p="md">
+        <Facts d={d} />
+      </Paper>
+      <Section title="Placement">
+        {placement.isPending ? (
+          <Loading />
+        ) : placement.isError ? (
+          <ErrorAlert error={placement.error} />
+        ) : (
+          <PlacementMap placement={placement.data} />
+        )}
+      </Section>
+      <Section title="Throughput">
+        <ThroughputChart
+          points={(throughput.data?.samples ?? []).map((s) => ({
+            at: Date.parse(s.at),
+            rate: s.rate,
+          }))}
+          emptyHint="The manager keeps recent import throughput in memory; it is empty for datasets imported before its last restart."
+        />
+      </Section>
+      <Section title="Transfers">
+        <TransferList
+          transfers={mine}
+          datasetNames={{ [id]: d.path }}
+          donorNames={Object.fromEntries((placement.data?.donors ?? []).map((x) => [x.id, x.name]))}
+        />
+      </Section>
+    </Stack>
+  );
+}

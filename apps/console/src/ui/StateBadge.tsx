@@ -1,0 +1,25 @@
+import { Badge } from '@mantine/core';
+
+const COLORS: Record<string, string> = {
+  ready: 'teal',
+  done: 'teal',
+  live: 'teal',
+  running: 'blue',
+  importing: 'blue',
+  queued: 'gray',
+  stale: 'yellow',
+  deleting: 'orange',
+  cancelled: 'gray',
+  failed: 'red',
+  dead: 'red',
+  revoked: 'dark',
+};
+
+/** A state (dataset, job, donor) as a coloured badge; the text is the state itself. */
+export function StateBadge({ state }: { state: string }) {
+  return (
+    <Badge color={COLORS[state] ?? 'gray'} variant="light" radius="sm" data-testid="state">
+      {state}
+    </Badge>
+  );
+}

@@ -1,0 +1,252 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  FreeLoaderError,
+  SHA256_BYTES,
+  morselCount,
+  signCapability,
+  type DatasetView,
+  type PatchHashes,
+  type PatchNode,
+  type PatchReport,
+  type PatchSessionPlan,
+  type PatchSessionView,
+  type SuffixPlan,
+  type SuffixPlanRequest,
+} from '@freeloader/protocol';
+import { iso } from '../repositories/rows.js';
+import { pickPatchNodes } from './patch-nodes.js';
+import { DEFAULT_REQUEST_SIZE, MAX_REQUEST_SIZE } from './source-registry.js';
+import { sourceKey } from './source-key.js';
+
+/** Patch width when the dataset has no cached prefix to match (seed 002 §5.2 used up to 10). */
+export const DEFAULT_PATCH_WIDTH = 8;
+/** Lifetime of the capability patching nodes shuffle with (seconds). */
+const SHUFFLE_CAPABILITY_TTL_S = 6 * 3600;
+
+interface SessionRow {
+  id: string;
+  dataset_id: string | null;
+  client: string;
+  state: PatchSessionView['state'];
+  first_morsel: number;
+  end_morsel: number;
+  request_size: number;
+  nodes: PatchNode[];
+  source: string | null;
+  reports: number;
+  bytes: number;
+  rate: number | null;
+  created_at: Date;
+}
+
+const toView = (r: SessionRow): PatchSessionView => ({
+  id: r.id,
+  datasetId: r.dataset_id,
+  client: r.client,
+  state: r.state,
+  firstMorsel: r.first_morsel,
+  endMorsel: r.end_morsel,
+  requestSize: r.request_size,
+  nodes: r.nodes,
+  bytes: r.bytes,
+  rate: r.rate,
+  createdAt: iso(r.created_at),
+});
+
+const toPlan = (r: SessionRow, etag: string | null): SuffixPlan => ({
+  sessionId: r.id,
+  datasetId: r.dataset_id!,
+  firstMorsel: r.first_morsel,
+  endMorsel: r.end_morsel,
+  requestSize: r.request_size,
+  nodes: r.nodes,
+  etag,
+});
+
+/**
+ * The request size for a suffix: the source's good size, at most what a patching node may
+ * buffer, and small enough that every node gets at least one request; whole morsels.
+ *
+ * @example patchRequestSize(64 * MiB, 14 * MiB, 3, MiB) // → 5 MiB
+ */
+export function patchRequestSize(
+  preferred: number,
+  suffixBytes: number,
+  width: number,
+  morselSize: number,
+): number {
+  const share = Math.ceil(suffixBytes / Math.max(1, width));
+  const bytes = Math.max(morselSize, Math.min(preferred, MAX_REQUEST_SIZE, share));
+  return Math.ceil(bytes / morselSize) * morselSize;
+}
+
+/** Patch sessions: the manager's side of collective downloads (seed 002 §4.2). */
+export function createPatchSessions(app: FastifyInstance) {
+  async function row(id: string): Promise<SessionRow> {
+    const { rows } = await app.pg.query<SessionRow>('SELECT * FROM patch_sessions WHERE id = $1', [
+      id,
+    ]);
+    if (!rows[0]) throw new FreeLoaderError('PATCH_SESSION_NOT_FOUND', `no patch session ${id}`);
+    return rows[0];
+  }
+
+  function memberOf(r: SessionRow, agentId: string): void {
+    if (!r.nodes.some((n) => n.id === agentId)) {
+      throw new FreeLoaderError('FORBIDDEN', `agent ${agentId} is not patching session ${r.id}`);
+    }
+  }
+
+  return {
+    /**
+     * Open a session patching `dataset`'s uncached suffix (from `req.fromMorsel` on) for
+     * `client`: pick the nodes and the request size. With `replaces`, the old one is closed.
+     */
+    async open(dataset: DatasetView, client: string, req: SuffixPlanRequest): Promise<SuffixPlan> {
+      if (dataset.state !== 'ready') {
+        throw new FreeLoaderError(
+          'DATASET_NOT_READY',
+          `dataset ${dataset.path} is ${dataset.state}`,
+        );
+      }
+      if (!dataset.sourceUri) {
+        throw new FreeLoaderError(
+          'BAD_REQUEST',
+          `dataset ${dataset.path} has no source to patch from`,
+        );
+      }
+      const count = morselCount(dataset.sizeBytes, dataset.morselSize);
+      const cached = Math.floor(dataset.cachedBytes / dataset.morselSize);
+      const first = Math.min(count, Math.max(cached, req.fromMorsel ?? cached));
+      // At least the prefix's stripe width (seed 002 §5.2), and wide by default: the aggregate
+      // patch rate grows with the number of nodes (seed Fig. 4).
+      const holders = await app.placementRepo.donorsOfDataset(dataset.id);
+      const width = req.width ?? Math.max(holders.length, DEFAULT_PATCH_WIDTH);
+      const nodes = await pickPatchNodes(app, dataset.id, width, req.exclude);
+      const key = sourceKey(dataset.sourceUri);
+      const stats = key ? await app.prefixCache.sources.get(key) : null;
+      const suffixBytes = Math.max(0, dataset.sizeBytes - first * dataset.morselSize);
+      const requestSize = patchRequestSize(
+        req.requestSize ?? stats?.requestSize ?? DEFAULT_REQUEST_SIZE,
+        suffixBytes,
+        nodes.length,
+        dataset.morselSize,
+      );
+      if (req.replaces) {
+        await app.pg.query(
+          `UPDATE patch_sessions SET state = 'replaced', updated_at = now()
+           WHERE id = $1 AND dataset_id = $2 AND state = 'active'`,
+          [req.replaces, dataset.id],
+        );
+      }
+      const { rows } = await app.pg.query<SessionRow>(
+        `INSERT INTO patch_sessions (dataset_id, client, first_morsel, end_morsel, request_size,
+                                     nodes, source)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+        [dataset.id, client, first, count, requestSize, JSON.stringify(nodes), key],
+      );
+      app.log.info(
+        { session: rows[0]!.id, dataset: dataset.id, first, end: count, nodes: nodes.length },
+        'patch session opened',
+      );
+      return toPlan(rows[0]!, dataset.etag);
+    },
+
+    /** What a member node needs to start: the plan, the source, the shuffle capability. */
+    async planFor(id: string, agentId: string): Promise<PatchSessionPlan> {
+      const r = await row(id);
+      memberOf(r, agentId);
+      if (r.state !== 'active' || !r.dataset_id) {
+        throw new FreeLoaderError('CONFLICT', `patch session ${id} is ${r.state}`);
+      }
+      const dataset = await app.namespaceRepo.get(r.dataset_id);
+      if (!dataset?.sourceUri) throw new FreeLoaderError('DATASET_NOT_FOUND', `dataset is gone`);
+      const hashes = await app.placementRepo.getHashes(dataset.id, r.first_morsel);
+      let hashesFrom = r.first_morsel;
+      while (hashesFrom < r.end_morsel) {
+        const at = (hashesFrom - r.first_morsel) * SHA256_BYTES;
+        const digest = hashes.subarray(at, at + SHA256_BYTES);
+        if (digest.length < SHA256_BYTES || digest.every((b) => b === 0)) break;
+        hashesFrom++;
+      }
+      const writeCapability = signCapability(app.signingKeys.privateKey, {
+        ds: dataset.id,
+        ops: ['write'],
+        sub: `patch:${id}`,
+        aud: r.nodes.map((n) => n.id),
+        exp: Math.floor(Date.now() / 1000) + SHUFFLE_CAPABILITY_TTL_S,
+      });
+      return {
+        plan: toPlan(r, dataset.etag),
+        source: {
+          uri: dataset.sourceUri,
+          size: dataset.sizeBytes,
+          etag: dataset.etag,
+          lastModified: dataset.lastModified,
+          acceptsRanges: true,
+        },
+        morselSize: dataset.morselSize,
+        writeCapability,
+        hashesFrom,
+      };
+    },
+
+    /**
+     * A node's account of its download. The aggregate R_patch is the sum of the nodes' rates
+     * (they download concurrently); once every node reported, the session's rate and its
+     * latency go to the source registry.
+     */
+    async report(id: string, agentId: string, rep: PatchReport): Promise<void> {
+      const r = await row(id);
+      memberOf(r, agentId);
+      const nodeRate = rep.activeSeconds > 0 ? rep.bytes / rep.activeSeconds : 0;
+      const { rows } = await app.pg.query<SessionRow>(
+        `UPDATE patch_sessions SET reports = reports + 1, bytes = bytes + $2,
+           rate = CASE WHEN $3::float8 > 0 THEN coalesce(rate, 0) + $3::float8 ELSE rate END,
+           state = CASE WHEN state = 'active' AND reports + 1 >= jsonb_array_length(nodes)
+                        THEN 'done' ELSE state END,
+           updated_at = now()
+         WHERE id = $1 RETURNING *`,
+        [id, rep.bytes, nodeRate],
+      );
+      const now = rows[0]!;
+      if (rep.errorCode) {
+        app.log.warn(
+          { session: id, agent: agentId, code: rep.errorCode, err: rep.error },
+          'patch node failed',
+        );
+      }
+      if (!r.source) return;
+      if (rep.latencyMs !== undefined) {
+        await app.prefixCache.sources.observe(r.source, { latencyS: rep.latencyMs / 1000 });
+      }
+      const complete = now.reports === now.nodes.length;
+      // Tiny sessions say more about startup than about bulk rate: skip those.
+      if (complete && now.rate && now.bytes >= now.nodes.length * r.request_size) {
+        await app.prefixCache.sources.observe(r.source, {
+          patchRate: now.rate,
+          patchWidth: now.nodes.length,
+        });
+      }
+    },
+
+    /** Hashes of patched morsels the manager had none for: later reads verify against them. */
+    async hashes(id: string, agentId: string, body: PatchHashes): Promise<void> {
+      const r = await row(id);
+      memberOf(r, agentId);
+      if (!r.dataset_id) return;
+      const inSuffix = body.hashes.filter(
+        (h) => h.index >= r.first_morsel && h.index < r.end_morsel,
+      );
+      await app.placementRepo.putMorselHashes(r.dataset_id, inSuffix);
+    },
+
+    async list(limit = 50): Promise<PatchSessionView[]> {
+      const { rows } = await app.pg.query<SessionRow>(
+        'SELECT * FROM patch_sessions ORDER BY created_at DESC LIMIT $1',
+        [limit],
+      );
+      return rows.map(toView);
+    },
+  };
+}
+export type PatchSessions = ReturnType<typeof createPatchSessions>;

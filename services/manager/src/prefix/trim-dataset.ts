@@ -1,0 +1,141 @@
+import type { FastifyInstance } from 'fastify';
+import { donorOf, morselLength, type Extent } from '@freeloader/protocol';
+import { withTransaction, type Queryable } from '../db/pool.js';
+import { enqueueJob } from '../repositories/jobs.js';
+import { getPlacement, setPlacement } from '../repositories/placement.js';
+
+export interface TrimResult {
+  datasetId: string;
+  kind: 'trim' | 'evict';
+  fromBytes: number;
+  toBytes: number;
+  freedBytes: number;
+  /** Bytes each donor gives back. */
+  perDonor: Map<string, number>;
+}
+
+/**
+ * Extents clipped to morsels [0, keep): a clipped extent keeps its unit, phase and donors, so
+ * every morsel that stays keeps its donor. Also returns the bytes each donor loses.
+ *
+ * @example clipExtents([{copy:0,first:0,count:4,unit:1,phase:0,donors:['a','b']}], 3, 4 * M, M)
+ *   // → extents [{…count:3}], freed { b: M }
+ */
+export function clipExtents(
+  extents: readonly Extent[],
+  keep: number,
+  sizeBytes: number,
+  morselSize: number,
+): { extents: Extent[]; freed: Map<string, number> } {
+  const freed = new Map<string, number>();
+  const kept: Extent[] = [];
+  for (const e of extents) {
+    for (let m = Math.max(e.first, keep); m < e.first + e.count; m++) {
+      const donor = donorOf(e, m);
+      freed.set(donor, (freed.get(donor) ?? 0) + morselLength(sizeBytes, morselSize, m));
+    }
+    const count = Math.min(e.count, keep - e.first);
+    if (count > 0) kept.push({ ...e, count });
+  }
+  return { extents: kept, freed };
+}
+
+/** Take `bytes` out of a donor's committed reservations for a dataset and its used space. */
+async function giveBack(tx: Queryable, agentId: string, datasetId: string, bytes: number) {
+  const { rows } = await tx.query<{ id: string; bytes: number }>(
+    `SELECT id, bytes FROM reservations
+     WHERE agent_id = $1 AND dataset_id = $2 AND state = 'committed' ORDER BY bytes FOR UPDATE`,
+    [agentId, datasetId],
+  );
+  let left = bytes;
+  for (const r of rows) {
+    if (left <= 0) break;
+    if (r.bytes <= left) {
+      await tx.query(
+        `UPDATE reservations SET state = 'released', updated_at = now() WHERE id = $1`,
+        [r.id],
+      );
+      left -= r.bytes;
+    } else {
+      await tx.query(
+        'UPDATE reservations SET bytes = bytes - $2, updated_at = now() WHERE id = $1',
+        [r.id, left],
+      );
+      left = 0;
+    }
+  }
+  await tx.query('UPDATE agents SET used_bytes = greatest(0, used_bytes - $2) WHERE id = $1', [
+    agentId,
+    bytes - left,
+  ]);
+}
+
+/**
+ * Cut a ready dataset's cached part back to `toBytes` (whole morsels; 0 evicts the whole
+ * prefix), from the tail: placement shrinks, the donors' reservations and used space give the
+ * bytes back, `cached_bytes` drops, the cut is recorded, and each donor gets a delete job for
+ * its morsels from the cut on. Morsel hashes stay: they verify later patches of the same bytes.
+ * Returns null when there is nothing to cut (gone, pinned, not ready, or already short enough).
+ */
+export async function trimDataset(
+  app: FastifyInstance,
+  datasetId: string,
+  toBytes: number,
+): Promise<TrimResult | null> {
+  const result = await withTransaction(app.pg, async (tx) => {
+    const { rows } = await tx.query<{
+      size_bytes: number;
+      morsel_size: number;
+      cached_bytes: number;
+      state: string;
+      pinned: boolean;
+    }>(
+      `SELECT size_bytes, morsel_size, cached_bytes, state, pinned FROM datasets
+       WHERE id = $1 FOR UPDATE`,
+      [datasetId],
+    );
+    const d = rows[0];
+    if (!d || d.state !== 'ready' || d.pinned || d.cached_bytes <= toBytes) return null;
+    const keep = Math.floor(Math.max(0, toBytes) / d.morsel_size);
+    const target = Math.min(d.size_bytes, keep * d.morsel_size);
+    const { extents, freed } = clipExtents(
+      await getPlacement(tx, datasetId),
+      keep,
+      d.size_bytes,
+      d.morsel_size,
+    );
+    // Agents in id order, as `reserve` locks an agent before any of its reservations.
+    const donors = [...freed.keys()].sort();
+    await tx.query('SELECT 1 FROM agents WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [
+      donors,
+    ]);
+    for (const donor of donors) await giveBack(tx, donor, datasetId, freed.get(donor)!);
+    await setPlacement(tx, datasetId, extents);
+    await tx.query('UPDATE datasets SET cached_bytes = $2 WHERE id = $1', [datasetId, target]);
+    const kind = target === 0 ? ('evict' as const) : ('trim' as const);
+    const freedBytes = d.cached_bytes - target;
+    await tx.query('INSERT INTO cache_evictions (dataset_id, kind, bytes) VALUES ($1, $2, $3)', [
+      datasetId,
+      kind,
+      freedBytes,
+    ]);
+    for (const donor of donors) {
+      await enqueueJob(tx, {
+        kind: 'delete',
+        datasetId,
+        agentId: donor,
+        payload: keep === 0 ? { datasetId } : { datasetId, fromMorsel: keep },
+      });
+    }
+    return {
+      datasetId,
+      kind,
+      fromBytes: d.cached_bytes,
+      toBytes: target,
+      freedBytes,
+      perDonor: freed,
+    };
+  });
+  if (result) app.events.publish({ type: 'dataset', datasetId, state: 'ready' });
+  return result;
+}

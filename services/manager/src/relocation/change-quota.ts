@@ -1,0 +1,189 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  FreeLoaderError,
+  signCapability,
+  type QuotaChangeResponse,
+  type RelocateJobPayload,
+} from '@freeloader/protocol';
+import { deleteDataset } from '../dataset-lifecycle.js';
+import { placementCandidates } from '../imports/candidates.js';
+import { probeSource } from '../imports/start-import.js';
+import { enqueueJob } from '../repositories/jobs.js';
+import { getPlacement } from '../repositories/placement.js';
+import { planRelocation, type DatasetMove, type HeldDataset } from './plan-relocation.js';
+
+/** Moved morsels stay on the old donor this long after the commit, for readers with old maps. */
+export const RELOCATION_GRACE_MS = 5_000;
+/** Lifetime of a relocation's target reservations and write capability (seconds). */
+const RELOCATION_TTL_S = 6 * 3600;
+
+/** What the commit needs, carried in the job payload next to what the agent needs. */
+export interface RelocateCommitInfo {
+  from: string;
+  chunks: Array<{ copy: number; first: number; count: number; to: string }>;
+  reservations: Record<string, string>;
+  bytesPerTarget: Record<string, number>;
+}
+
+/**
+ * An agent set its quota to `quotaBytes`. The new quota holds at once (nothing new is placed
+ * beyond it); whatever the ledger says the agent holds beyond it — minus relocations already
+ * under way — is moved to other live donors (relocate jobs for this agent, target space
+ * reserved now), or, where nobody has room, datasets whose source still answers are evicted.
+ */
+export async function changeAgentQuota(
+  app: FastifyInstance,
+  agentId: string,
+  quotaBytes: number,
+): Promise<QuotaChangeResponse> {
+  const { rows } = await app.pg.query<{ excess: string }>(
+    `WITH a AS (UPDATE agents SET quota_bytes = $2 WHERE id = $1 AND NOT bandwidth_only
+                RETURNING used_bytes)
+     SELECT (SELECT used_bytes FROM a)
+          + coalesce((SELECT sum(bytes) FROM reservations WHERE agent_id = $1
+                      AND state = 'active' AND expires_at > now()), 0)
+          - coalesce((SELECT sum(total_bytes) FROM jobs WHERE agent_id = $1
+                      AND kind = 'relocate' AND state IN ('queued', 'running')), 0)
+          - $2 AS excess`,
+    [agentId, quotaBytes],
+  );
+  if (rows[0]?.excess === null || rows[0] === undefined) {
+    throw new FreeLoaderError('VALIDATION_FAILED', 'a bandwidth-only agent has no quota');
+  }
+  const excessBytes = Math.max(0, Number(rows[0].excess));
+  const result: QuotaChangeResponse = {
+    quotaBytes,
+    excessBytes,
+    relocating: [],
+    evicting: [],
+    unplacedBytes: 0,
+  };
+  if (excessBytes === 0) return result;
+
+  const held = await heldDatasets(app, agentId);
+  const targets = (await placementCandidates(app)).filter((c) => c.id !== agentId);
+  const plan = planRelocation(agentId, excessBytes, held, targets);
+  let remaining = plan.remainingBytes;
+  for (const move of plan.moves) {
+    const queued = await queueMove(app, agentId, move, targets);
+    if (queued) result.relocating.push(queued);
+    else remaining += [...move.bytesPerTarget.values()].reduce((a, b) => a + b, 0);
+  }
+  for (const d of plan.unmoved) {
+    if (remaining <= 0) break;
+    const bytes = await evictIfSourceAnswers(app, agentId, d);
+    if (bytes > 0) {
+      result.evicting.push({ datasetId: d.id, bytes });
+      remaining -= bytes;
+    }
+  }
+  result.unplacedBytes = Math.max(0, remaining);
+  app.log.info({ agentId, ...result, relocating: result.relocating.length }, 'quota lowered');
+  return result;
+}
+
+/** Ready datasets with morsels on `agentId` and no relocation of theirs under way. */
+async function heldDatasets(app: FastifyInstance, agentId: string): Promise<HeldDataset[]> {
+  const { rows } = await app.pg.query<{ id: string; morsel_size: number; source_uri: string }>(
+    `SELECT d.id, d.morsel_size, d.source_uri FROM datasets d
+     WHERE d.state = 'ready'
+       AND EXISTS (SELECT 1 FROM placement_extents e
+                   WHERE e.dataset_id = d.id AND $1::uuid = ANY(e.donors))
+       AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.dataset_id = d.id AND j.kind = 'relocate'
+                       AND j.state IN ('queued', 'running'))`,
+    [agentId],
+  );
+  return Promise.all(
+    rows.map(async (r) => ({
+      id: r.id,
+      morselSize: r.morsel_size,
+      sourceUri: r.source_uri,
+      extents: await getPlacement(app.pg, r.id),
+    })),
+  );
+}
+
+/**
+ * Reserve the space on each target and queue the relocate job. A target that lost its space
+ * to a racing import drops out with its chunks (they stay where they are). Returns undefined
+ * when nothing could be reserved.
+ */
+async function queueMove(
+  app: FastifyInstance,
+  from: string,
+  move: DatasetMove,
+  targets: Array<{ id: string; url: string }>,
+): Promise<QuotaChangeResponse['relocating'][number] | undefined> {
+  const reservations: Record<string, string> = {};
+  for (const [to, bytes] of move.bytesPerTarget) {
+    try {
+      const r = await app.reservationsRepo.reserve({
+        agentId: to,
+        bytes,
+        datasetId: move.datasetId,
+        ttlSeconds: RELOCATION_TTL_S,
+      });
+      reservations[to] = r.id;
+    } catch (e) {
+      if (!(e instanceof FreeLoaderError && e.code === 'NO_SPACE')) throw e;
+    }
+  }
+  const chunks = move.chunks.filter((c) => reservations[c.to] !== undefined);
+  if (chunks.length === 0) return undefined;
+  const urls = new Map(targets.map((t) => [t.id, t.url]));
+  const byTarget = new Map<string, number[]>();
+  for (const c of chunks) byTarget.set(c.to, [...(byTarget.get(c.to) ?? []), ...c.morsels]);
+  const bytesPerTarget = Object.fromEntries(
+    [...move.bytesPerTarget].filter(([to]) => reservations[to] !== undefined),
+  );
+  const bytes = Object.values(bytesPerTarget).reduce((a, b) => a + b, 0);
+  const payload: RelocateJobPayload & RelocateCommitInfo = {
+    datasetId: move.datasetId,
+    morselSize: move.morselSize,
+    moves: [...byTarget].map(([to, morsels]) => ({ to, url: urls.get(to)!, morsels })),
+    writeCapability: signCapability(app.signingKeys.privateKey, {
+      ds: move.datasetId,
+      ops: ['write'],
+      sub: `relocation:${from}`,
+      aud: [...byTarget.keys()],
+      exp: Math.floor(Date.now() / 1000) + RELOCATION_TTL_S,
+    }),
+    graceMs: RELOCATION_GRACE_MS,
+    from,
+    chunks: chunks.map(({ copy, first, count, to }) => ({ copy, first, count, to })),
+    reservations,
+    bytesPerTarget,
+  };
+  const job = await enqueueJob(app.pg, {
+    kind: 'relocate',
+    datasetId: move.datasetId,
+    agentId: from,
+    payload: payload as unknown as Record<string, unknown>,
+    totalBytes: bytes,
+  });
+  return { datasetId: move.datasetId, jobId: job.id, bytes, targets: byTarget.size };
+}
+
+/**
+ * Evict a dataset from the cache when its source still answers (so nothing is lost: it can be
+ * imported again); returns the bytes this agent sheds, 0 when it kept the dataset.
+ */
+async function evictIfSourceAnswers(
+  app: FastifyInstance,
+  agentId: string,
+  d: HeldDataset,
+): Promise<number> {
+  if (!d.sourceUri) return 0;
+  try {
+    await probeSource(app, d.sourceUri);
+  } catch {
+    return 0;
+  }
+  const { rows } = await app.pg.query<{ bytes: string }>(
+    `SELECT coalesce(sum(bytes), 0) AS bytes FROM reservations
+     WHERE agent_id = $1 AND dataset_id = $2 AND state = 'committed'`,
+    [agentId, d.id],
+  );
+  await deleteDataset(app, d.id);
+  return Number(rows[0]?.bytes ?? 0);
+}

@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { donorsOfMorsel, type Extent } from '@freeloader/protocol';
+import { chunksOf, reassign } from './move-extents.js';
+
+const ext = (first: number, count: number, unit: number, donors: string[], phase = 0): Extent => ({
+  copy: 0,
+  first,
+  count,
+  unit,
+  phase,
+  donors,
+});
+
+/** Donor of every morsel in [0, n) under the extents. */
+const layout = (extents: Extent[], n: number): string[] =>
+  Array.from({ length: n }, (_, m) => donorsOfMorsel(extents, m)[0] ?? '-');
+
+describe('chunksOf', () => {
+  it.each([
+    [
+      'one chunk per cycle while under the cap',
+      [ext(0, 12, 1, ['a', 'b', 'c'])],
+      64,
+      [
+        [0, 3, [0]],
+        [3, 3, [3]],
+        [6, 3, [6]],
+        [9, 3, [9]],
+      ],
+    ],
+    [
+      'cycle-aligned chunks when capped',
+      [ext(0, 12, 1, ['a', 'b', 'c'])],
+      2,
+      [
+        [0, 6, [0, 3]],
+        [6, 6, [6, 9]],
+      ],
+    ],
+    ['extents without the donor are skipped', [ext(0, 4, 1, ['b', 'c'])], 64, []],
+    [
+      'stripe units of 2; a tail without the donor is skipped',
+      [ext(10, 10, 2, ['b', 'a'])],
+      64,
+      [
+        [10, 4, [12, 13]],
+        [14, 4, [16, 17]],
+      ],
+    ],
+  ] as const)('%s', (_name, extents, max, expected) => {
+    const chunks = chunksOf(extents as unknown as Extent[], 'a', max);
+    expect(chunks.map((c) => [c.first, c.count, c.morsels])).toEqual(expected);
+  });
+});
+
+describe('reassign', () => {
+  it.each([
+    [
+      'one cycle in the middle',
+      [ext(0, 9, 1, ['a', 'b', 'c'])],
+      [{ copy: 0, first: 3, count: 3, to: 'x' }],
+      'abcxbcabc',
+      3,
+    ],
+    [
+      'everything of a donor: a plain substitution, one row',
+      [ext(0, 9, 1, ['a', 'b', 'c'])],
+      [{ copy: 0, first: 0, count: 9, to: 'x' }],
+      'xbcxbcxbc',
+      1,
+    ],
+    [
+      'to a donor already in the stripe',
+      [ext(0, 6, 1, ['a', 'b'])],
+      [{ copy: 0, first: 0, count: 6, to: 'b' }],
+      'bbbbbb',
+      1,
+    ],
+    [
+      'a short tail and a non-zero phase',
+      [ext(0, 7, 2, ['a', 'b'], 1)],
+      [{ copy: 0, first: 4, count: 3, to: 'x' }],
+      'bbaabbx',
+      2,
+    ],
+    [
+      'two moves, then the untouched pieces merge back',
+      [ext(0, 12, 1, ['a', 'b', 'c'])],
+      [
+        { copy: 0, first: 0, count: 3, to: 'x' },
+        { copy: 0, first: 3, count: 3, to: 'x' },
+      ],
+      'xbcxbcabcabc',
+      2,
+    ],
+  ])('%s', (_name, extents, moves, expected, rows) => {
+    const out = reassign(extents, 'a', moves);
+    expect(layout(out, expected.length).join('')).toBe(expected);
+    expect(out).toHaveLength(rows);
+  });
+
+  it('refuses a run no extent holds', () => {
+    expect(() =>
+      reassign([ext(0, 4, 1, ['a'])], 'a', [{ copy: 0, first: 2, count: 4, to: 'x' }]),
+    ).toThrow(/no extent holds/);
+  });
+});

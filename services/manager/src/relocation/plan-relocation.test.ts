@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { MiB } from '@freeloader/protocol';
+import { planRelocation, type HeldDataset, type Target } from './plan-relocation.js';
+
+const ds = (id: string, count: number, donors: string[]): HeldDataset => ({
+  id,
+  morselSize: MiB,
+  sourceUri: `http://src/${id}`,
+  extents: [{ copy: 0, first: 0, count, unit: 1, phase: 0, donors }],
+});
+const t = (id: string, freeMiB: number, throttle?: string): Target => ({
+  id,
+  url: `http://${id}`,
+  freeBytes: freeMiB * MiB,
+  ...(throttle ? { throttle } : {}),
+});
+
+describe('planRelocation', () => {
+  it.each([
+    [
+      'the biggest share moves first, whole, to a donor not holding it',
+      [ds('small', 4, ['a', 'b']), ds('big', 12, ['a', 'b'])],
+      [t('b', 100), t('x', 100)],
+      3 * MiB,
+      { big: { x: 6 * MiB } },
+      0,
+    ],
+    [
+      'chunks spread over targets as their free space allows',
+      [ds('d', 8, ['a'])],
+      [t('x', 5), t('y', 3)],
+      8 * MiB,
+      { d: { x: 5 * MiB, y: 3 * MiB } },
+      0,
+    ],
+    [
+      'throttled targets only when the others are full',
+      [ds('d', 4, ['a'])],
+      [t('p', 100, 'active'), t('x', 2)],
+      4 * MiB,
+      { d: { x: 2 * MiB, p: 2 * MiB } },
+      0,
+    ],
+    ['no room anywhere: all remains', [ds('d', 4, ['a'])], [t('x', 0)], 4 * MiB, {}, 4 * MiB],
+  ])('%s', (_name, datasets, targets, excess, expected, remaining) => {
+    const plan = planRelocation('a', excess, datasets, targets);
+    const got = Object.fromEntries(
+      plan.moves.map((m) => [m.datasetId, Object.fromEntries(m.bytesPerTarget)]),
+    );
+    expect(got).toEqual(expected);
+    expect(plan.remainingBytes).toBe(remaining);
+  });
+
+  it('lists datasets it could not move, for eviction', () => {
+    const plan = planRelocation('a', 4 * MiB, [ds('d', 4, ['a'])], []);
+    expect(plan.unmoved.map((d) => d.id)).toEqual(['d']);
+  });
+});

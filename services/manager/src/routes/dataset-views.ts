@@ -1,0 +1,84 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import {
+  DatasetPlacement,
+  DatasetSearchQuery,
+  DatasetView,
+  ErrorBodySchema as E,
+  FreeLoaderError,
+  IdParams,
+  morselCount,
+  ThroughputHistory,
+  type AgentState,
+} from '@freeloader/protocol';
+import { requireUser } from '../auth/guards.js';
+
+/** Read-only dataset views for the console: search, placement for display, throughput history. */
+const datasetViews: FastifyPluginAsyncTypebox = async (app) => {
+  async function mustGet(id: string): Promise<DatasetView> {
+    const dataset = await app.namespaceRepo.get(id);
+    if (!dataset) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${id}`);
+    return dataset;
+  }
+
+  app.get(
+    '/datasets',
+    {
+      preHandler: requireUser(),
+      schema: {
+        tags: ['datasets'],
+        summary: 'Search datasets by path (case-insensitive substring), by path order',
+        querystring: DatasetSearchQuery,
+        response: { 200: Type.Array(DatasetView), 400: E, 401: E, 500: E },
+      },
+    },
+    async (req) => app.namespaceRepo.search(req.query.query ?? '', req.query.limit ?? 100),
+  );
+
+  app.get(
+    '/datasets/:id/placement',
+    {
+      preHandler: requireUser(),
+      schema: {
+        tags: ['datasets'],
+        summary: 'Which donor holds which stripes (no capability; not counted as an access)',
+        params: IdParams,
+        response: { 200: DatasetPlacement, 400: E, 401: E, 404: E, 500: E },
+      },
+    },
+    async (req) => {
+      const dataset = await mustGet(req.params.id);
+      const extents = await app.placementRepo.getPlacement(dataset.id);
+      const agents = await app.agentsRepo.getMany([...new Set(extents.flatMap((e) => e.donors))]);
+      return {
+        datasetId: dataset.id,
+        morselSize: dataset.morselSize,
+        morsels: morselCount(dataset.sizeBytes, dataset.morselSize),
+        extents,
+        donors: agents.map((a) => ({
+          id: a.id,
+          name: a.name,
+          state: (a.revokedAt ? 'revoked' : app.softState.stateOf(a.id)) as AgentState,
+        })),
+      };
+    },
+  );
+
+  app.get(
+    '/datasets/:id/throughput',
+    {
+      preHandler: requireUser(),
+      schema: {
+        tags: ['datasets'],
+        summary: 'Recent import throughput of a dataset (kept in memory; empty after a restart)',
+        params: IdParams,
+        response: { 200: ThroughputHistory, 400: E, 401: E, 404: E, 500: E },
+      },
+    },
+    async (req) => {
+      const dataset = await mustGet(req.params.id);
+      return { datasetId: dataset.id, samples: app.throughput.history(dataset.id) };
+    },
+  );
+};
+export default datasetViews;
