@@ -108,9 +108,35 @@ export default {
         'large uncached read': () => uncachedReadWorkload(join(big.dir, big.name)),
       };
       for (const [name, workload] of Object.entries(workloads)) {
-        const none = await repeatMedian(runs, workload);
-        const ungoverned = await withClient(manager, settings, UNGOVERNED, false, runs, workload);
-        const governed = await withClient(manager, settings, GOVERNED, true, runs, workload);
+        // Modes interleaved run by run, so the shared machine's drifting load hits all three.
+        /** @type {Record<'none' | 'ungoverned' | 'governed' | 'ungovernedBps' | 'governedBps', number[]>} */
+        const samples = {
+          none: [],
+          ungoverned: [],
+          governed: [],
+          ungovernedBps: [],
+          governedBps: [],
+        };
+        for (let r = 0; r < runs; r++) {
+          // The same settling second the client modes get (the last run's deletes flush).
+          await sleep(1_000);
+          samples.none.push(await workload());
+          const u = await withClient(manager, settings, UNGOVERNED, false, workload);
+          samples.ungoverned.push(u.seconds);
+          samples.ungovernedBps.push(u.clientBps);
+          const g = await withClient(manager, settings, GOVERNED, true, workload);
+          samples.governed.push(g.seconds);
+          samples.governedBps.push(g.clientBps);
+        }
+        const none = median(samples.none);
+        const ungoverned = {
+          seconds: median(samples.ungoverned),
+          clientBps: median(samples.ungovernedBps),
+        };
+        const governed = {
+          seconds: median(samples.governed),
+          clientBps: median(samples.governedBps),
+        };
         ctx.log(
           `${name}: none ${none.toFixed(2)} s, ungoverned ${ungoverned.seconds.toFixed(2)} s, governed ${governed.seconds.toFixed(2)} s`,
         );
@@ -119,7 +145,7 @@ export default {
         rows.push(
           {
             case: `${name}: slowdown, FreeLoader ungoverned`,
-            params: { noneSeconds: none, seconds: ungoverned.seconds, runs },
+            params: { noneSeconds: none, seconds: ungoverned.seconds, runs: samples.ungoverned },
             mbps: slow(ungoverned.seconds),
             limitMbps: null,
             targetRatio: null,
@@ -127,7 +153,11 @@ export default {
           },
           {
             case: `${name}: slowdown, governed`,
-            params: { noneSeconds: none, seconds: governed.seconds, runs },
+            params: {
+              noneSeconds: samples.none,
+              seconds: governed.seconds,
+              runs: samples.governed,
+            },
             mbps: slow(governed.seconds),
             limitMbps: name === 'composite' ? SLOWDOWN_TARGET : null,
             targetRatio: name === 'composite' ? 1 : null,
@@ -152,13 +182,6 @@ export default {
   },
 };
 
-/** Median seconds of `n` runs. @param {number} n @param {() => Promise<number>} fn */
-async function repeatMedian(n, fn) {
-  const xs = [];
-  for (let i = 0; i < n; i++) xs.push(await fn());
-  return median(xs);
-}
-
 /**
  * Time `workload` while a client reads from the donor, with the given governor settings; when
  * `ownerActive`, report owner input every 500 ms as the tray would while someone works.
@@ -167,10 +190,9 @@ async function repeatMedian(n, fn) {
  * @param {SettingsClient} settings
  * @param {Record<string, unknown>} governor
  * @param {boolean} ownerActive
- * @param {number} runs
  * @param {() => Promise<number>} workload
  */
-async function withClient(manager, settings, governor, ownerActive, runs, workload) {
+async function withClient(manager, settings, governor, ownerActive, workload) {
   await settings.update({ governor });
   await settings.reportIdle(ownerActive ? 0 : 3_600_000);
   const ticker = ownerActive ? setInterval(() => void settings.reportIdle(0), 500) : undefined;
@@ -178,7 +200,7 @@ async function withClient(manager, settings, governor, ownerActive, runs, worklo
   try {
     await sleep(1_000); // the client at speed first
     const from = performance.now();
-    const seconds = await repeatMedian(runs, workload);
+    const seconds = await workload();
     return { seconds, clientBps: client.rateIn(from, performance.now()) };
   } finally {
     clearInterval(ticker);

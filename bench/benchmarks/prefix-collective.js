@@ -22,9 +22,12 @@ export default {
   name: 'prefix-collective',
   /** @param {import('../lib/context.js').BenchContext} ctx */
   async run(ctx) {
-    const widths = ctx.quick ? [1, 4] : [1, 2, 4, 6, 8, 10];
-    const sizes = (ctx.quick ? [1, 16, 64] : [1, 16, 64, 256]).map((m) => m * MiB);
-    const bytes = (ctx.quick ? 64 : 1024) * MiB;
+    // BENCH_WIDTHS=1,4 BENCH_REQUEST_MIB=1,64 BENCH_DATASET_MIB=256 narrow a run.
+    const widths = listEnv('BENCH_WIDTHS') ?? (ctx.quick ? [1, 4] : [1, 2, 4, 6, 8, 10]);
+    const sizes = (
+      listEnv('BENCH_REQUEST_MIB') ?? (ctx.quick ? [1, 16, 64] : [1, 16, 64, 256])
+    ).map((m) => m * MiB);
+    const bytes = (listEnv('BENCH_DATASET_MIB')?.[0] ?? (ctx.quick ? 64 : 512)) * MiB;
     const work = ctx.workDir('prefix-collective');
     const tb = await createTestbed({ donors: Math.max(...widths), log: ctx.log });
     /** @type {import('../lib/report.js').Row[]} */
@@ -130,3 +133,9 @@ export default {
     );
   },
 };
+
+/** @param {string} name @returns {number[] | null} */
+function listEnv(name) {
+  const text = process.env[name];
+  return text ? text.split(',').map(Number) : null;
+}

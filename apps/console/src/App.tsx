@@ -5,6 +5,7 @@ import { isUnauthenticated } from './api/client';
 import { keys } from './api/queries';
 import { RequireUser } from './auth/RequireUser';
 import { LoginPage } from './auth/LoginPage';
+import { CachePage } from './cache/CachePage';
 import { DatasetPage } from './datasets/DatasetPage';
 import { DatasetsPage } from './datasets/DatasetsPage';
 import { DonorsPage } from './donors/DonorsPage';
@@ -52,6 +53,7 @@ export function App() {
               <Route path="/import" element={<ImportPage />} />
               <Route path="/transfers" element={<TransfersPage />} />
               <Route path="/donors" element={<DonorsPage />} />
+              <Route path="/cache" element={<CachePage />} />
               <Route path="*" element={<Navigate to="/datasets" replace />} />
             </Route>
           </Routes>

@@ -235,6 +235,15 @@ export class DatasetReader {
     }
   }
 
+  /**
+   * Every morsel index, in the order an out-of-order read should ask for them: index order,
+   * except that a patched suffix goes the way its patching nodes download it (seed 002).
+   */
+  readOrder(): number[] {
+    const all = Array.from({ length: this.count }, (_, i) => i);
+    return this.suffix ? this.suffix.arrivalOrder(all) : all;
+  }
+
   /** Observed per-donor delivery (for rate reports to the manager). */
   donorRates(): Map<string, DonorRate> {
     return new Map([...this.rates].map(([id, r]) => [id, { bytes: r.bytes, busyMs: r.busyMs }]));

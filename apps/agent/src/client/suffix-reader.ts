@@ -69,6 +69,25 @@ export class SuffixReader {
     return nodes.length > 0 ? nodes[Math.abs(index - firstMorsel) % nodes.length]!.id : '';
   }
 
+  /**
+   * `indices` with the suffix reordered the way it arrives: every node downloads its requests
+   * front to back at once, so morsel k of every request lands at about the same time. Reading
+   * by (offset in request, request) keeps up with all of them instead of draining the later
+   * requests at the end. Indices outside the suffix keep their place in front.
+   *
+   * @example // suffix 10…17, 4-morsel requests: 10 14 11 15 12 16 13 17
+   */
+  arrivalOrder(indices: readonly number[]): number[] {
+    const per = Math.max(1, Math.floor(this.plan.requestSize / this.map.dataset.morselSize));
+    const key = (m: number) => {
+      const rel = m - this.first;
+      return (rel % per) * (this.end - this.first + 1) + Math.floor(rel / per);
+    };
+    const rest = indices.filter((m) => !(m >= this.first && m < this.end));
+    const suffix = indices.filter((m) => m >= this.first && m < this.end);
+    return [...rest, ...suffix.sort((a, b) => key(a) - key(b))];
+  }
+
   /** Patching nodes in the current plan. */
   get width(): number {
     return this.plan.nodes.length;

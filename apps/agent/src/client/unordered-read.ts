@@ -15,7 +15,7 @@ export async function readUnordered(
   depth = PER_DONOR_IN_FLIGHT,
 ): Promise<void> {
   const queues = new Map<string, number[]>();
-  for (let i = 0; i < reader.count; i++) {
+  for (const i of reader.readOrder()) {
     const donor = reader.candidates(i)[0] ?? '';
     let q = queues.get(donor);
     if (!q) queues.set(donor, (q = []));

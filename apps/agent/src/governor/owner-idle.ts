@@ -59,11 +59,17 @@ export function parseIoregIdle(out: string): number | null {
  */
 export class OwnerIdle {
   private reported: { idleMs: number; at: number } | undefined;
+  private asked: { idleMs: number | null; at: number } | undefined;
 
+  /**
+   * @param platformEveryMs the platform is asked at most this often (each ask may spawn a
+   *   process); in between its last answer is aged. 500 ms keeps a drop within a second.
+   */
   constructor(
     private readonly platform: OwnerIdleSource,
     private readonly clock: () => number,
     private readonly freshMs = REPORT_FRESH_MS,
+    private readonly platformEveryMs = 500,
   ) {}
 
   report(idleMs: number): void {
@@ -76,6 +82,13 @@ export class OwnerIdle {
       const age = this.clock() - r.at;
       if (age < this.freshMs) return r.idleMs + age;
     }
-    return this.platform();
+    const now = this.clock();
+    const a = this.asked;
+    if (a && now - a.at < this.platformEveryMs) {
+      return a.idleMs === null ? null : a.idleMs + (now - a.at);
+    }
+    const idleMs = await this.platform();
+    this.asked = { idleMs, at: this.clock() };
+    return idleMs;
   }
 }

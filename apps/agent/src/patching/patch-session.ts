@@ -59,6 +59,8 @@ export class PatchSession {
   private frontierWaiters: Array<() => void> = [];
   /** How far past the client's frontier the download may run (morsels): the memory budget. */
   private readonly lookahead: number;
+  /** Morsels being read on demand, outside the collective download. */
+  private readonly fetching = new Set<number>();
   private downloaded = false;
   private closed = false;
 
@@ -119,7 +121,11 @@ export class PatchSession {
     ) {
       throw new FreeLoaderError('BAD_REQUEST', `morsel ${index} is not served by this node`);
     }
-    if (index > this.frontier) {
+    if (index >= this.frontier + this.lookahead) {
+      // Random access far ahead (a mount reading the end first): fetch just this morsel, so the
+      // collective download neither jumps ahead nor buffers everything in between.
+      this.fetchOne(index);
+    } else if (index > this.frontier) {
       this.frontier = index;
       const waiting = this.frontierWaiters;
       this.frontierWaiters = [];
@@ -205,6 +211,25 @@ export class PatchSession {
         this.deps.log.warn({ session: this.id, peer: owner.id, err: String(e) }, 'shuffle failed');
       })
       .finally(() => this.pushes.release());
+  }
+
+  /** Read one morsel straight from the source into the buffer (once; errors leave it missing). */
+  private fetchOne(index: number): void {
+    if (this.fetching.has(index) || this.buffer.failed) return;
+    this.fetching.add(index);
+    const { morselSize, source } = this.plan;
+    const start = index * morselSize;
+    const end = Math.min(source.size, start + morselSize);
+    void this.source
+      .readRange(start, end, source, this.controller.signal)
+      .then((data) => {
+        const sha256 = createHash('sha256').update(data).digest('hex');
+        this.buffer.put(index, { data, sha256 });
+      })
+      .catch((e: unknown) => {
+        if (isFreeLoaderError(e) && e.code === 'SOURCE_CHANGED') void this.failAll(e);
+      })
+      .finally(() => this.fetching.delete(index));
   }
 
   private closeIfDone(): void {

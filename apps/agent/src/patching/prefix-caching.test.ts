@@ -1,3 +1,6 @@
+import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   MiB,
@@ -11,6 +14,7 @@ import {
 import { startTestServer, type TestServer } from '@freeloader/sources/testing';
 import { DatasetReader } from '../client/dataset-reader.js';
 import { fetchMap } from '../client/fetch-map.js';
+import { getDataset } from '../client/get-dataset.js';
 import {
   spawnAgent,
   waitFor,
@@ -112,6 +116,18 @@ describe('prefix caching with collective download', { timeout: 60_000 }, () => {
     expect(
       src.seen.slice(before).filter((r) => r.headers.range && !r.headers['if-match']),
     ).toHaveLength(0);
+
+    // Into a file: morsels land at their offsets in arrival order, prefix and suffix mixed.
+    const dir = await mkdtemp(join(tmpdir(), 'fl-prefix-'));
+    const fh = await open(join(dir, 'out.bin'), 'w');
+    try {
+      const summary = await getDataset({ manager: c.tm.admin, dataset: d.id, sink: fh });
+      expect(summary.bytes).toBe(20 * MiB + 7);
+    } finally {
+      await fh.close();
+    }
+    expect(sha256Hex(await readFile(join(dir, 'out.bin')))).toBe(sha256Hex(src.content));
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('serves random suffix reads through the reader API (the mount path)', async () => {

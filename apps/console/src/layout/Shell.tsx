@@ -18,6 +18,7 @@ const LINKS = [
   { to: '/datasets', label: 'Datasets', admin: false },
   { to: '/import', label: 'Import', admin: false },
   { to: '/transfers', label: 'Transfers', admin: false },
+  { to: '/cache', label: 'Cache', admin: false },
   { to: '/donors', label: 'Donors', admin: true },
 ];
 

@@ -61,6 +61,7 @@ export default fp<PrefixCachingOptions>(
       const key = sourceKey(r?.uri);
       if (!r || !key || r.bytes < MIN_RATE_SAMPLE || !(r.seconds > 0)) return;
       learned.add(datasetId);
+      if (learned.size > 10_000) learned.delete(learned.values().next().value!);
       await prefix.sources.observe(key, { importRate: r.bytes / r.seconds });
     }
 

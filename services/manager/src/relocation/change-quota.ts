@@ -50,6 +50,10 @@ export async function changeAgentQuota(
   if (rows[0]?.excess === null || rows[0] === undefined) {
     throw new FreeLoaderError('VALIDATION_FAILED', 'a bandwidth-only agent has no quota');
   }
+  // The call is a sighting with the new quota: a flush of the previous heartbeat must not put
+  // the old quota back (placement would see space that is gone).
+  const hb = app.softState.heartbeatOf(agentId);
+  if (hb) app.softState.record(agentId, { ...hb, quotaBytes });
   const excessBytes = Math.max(0, Number(rows[0].excess));
   const result: QuotaChangeResponse = {
     quotaBytes,
