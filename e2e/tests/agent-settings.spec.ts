@@ -100,6 +100,9 @@ test.beforeAll(async ({ browser }) => {
 
 test.afterAll(async () => {
   await page?.close();
+  // Leave the shared cluster as we found it: a donor enrolled here (with simulated owner
+  // activity) must not take part in the console suite's placements.
+  if (agentId) await api('DELETE', `/agents/${agentId}`).catch(() => undefined);
   if (agent && agent.exitCode === null) {
     const exited = new Promise((r) => agent.once('exit', r));
     agent.kill('SIGTERM');
