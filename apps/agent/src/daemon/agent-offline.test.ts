@@ -127,7 +127,11 @@ describe('manager down → agent keeps serving', { timeout: 60_000 }, () => {
     // reconciles its store against the manager's placement.
     await tm.start();
     await waitForAgentState(tm, agent.agentId, 'live', 30_000);
-    expect(agent.stderr()).toMatch(/agent: offline[\s\S]*agent: online/);
+    // The manager marks the agent live on receiving the heartbeat; the agent prints "online"
+    // only when the answer comes back, a moment later.
+    await waitFor('the agent to print online', () =>
+      /agent: offline[\s\S]*agent: online/.test(agent.stderr()) ? true : undefined,
+    );
     expect(await tm.agents()).toHaveLength(1);
     await waitFor('the orphan to be freed', async () =>
       (await readMorsel(orphan))[0] === 404 ? true : undefined,
