@@ -36,6 +36,7 @@ describe('error table', () => {
 
   it.each([
     [404, 'not json', 'NOT_FOUND', 'HTTP 404: not json'],
+    [507, '{"error":{"code":"NO_SPACE","message":"full"}}', 'NO_SPACE', 'full'],
     [502, { error: { code: 'NOPE', message: 'x' } }, 'SOURCE_ERROR', 'HTTP 502'],
     [500, null, 'INTERNAL', 'HTTP 500'],
   ])('foreign body %#: status %i → code %s', (status, body, code, message) => {

@@ -119,8 +119,18 @@ export class FreeLoaderError extends Error {
     };
   }
 
-  /** Rebuild an error from a peer's response: its body when it is ours, else from the status. */
+  /**
+   * Rebuild an error from a peer's response: its body when it is ours, else from the status.
+   * `body` may be the parsed JSON or the raw response text (parsed here when it is JSON).
+   */
   static fromResponse(status: number, body: unknown): FreeLoaderError {
+    if (typeof body === 'string') {
+      try {
+        body = JSON.parse(body);
+      } catch {
+        // not JSON: the text goes into the message below
+      }
+    }
     const err = (body as Partial<ErrorBody> | null | undefined)?.error;
     if (err && isErrorCode(err.code) && typeof err.message === 'string') {
       return new FreeLoaderError(err.code, err.message, err.details);

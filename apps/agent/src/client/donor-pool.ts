@@ -88,13 +88,7 @@ export class DonorPools {
       target,
     );
     if (res.status !== 200) {
-      let body: unknown = res.errorBody;
-      try {
-        body = JSON.parse(res.errorBody);
-      } catch {
-        // keep text
-      }
-      throw FreeLoaderError.fromResponse(res.status, body);
+      throw FreeLoaderError.fromResponse(res.status, res.errorBody);
     }
     if (res.length !== length) {
       throw new FreeLoaderError(
@@ -143,13 +137,7 @@ export class DonorPools {
     }
     const text = await res.body.text().catch(() => '');
     if (res.statusCode >= 300) {
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // keep text
-      }
-      throw FreeLoaderError.fromResponse(res.statusCode, body);
+      throw FreeLoaderError.fromResponse(res.statusCode, text);
     }
   }
 

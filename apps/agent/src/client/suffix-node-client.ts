@@ -7,16 +7,6 @@ export const PER_NODE_IN_FLIGHT = 4;
 const LONG_POLL_MS = 90_000;
 const SOURCE_ETAG_HEADER = 'x-source-etag';
 
-async function errorOf(status: number, text: string): Promise<FreeLoaderError> {
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // keep the text
-  }
-  return FreeLoaderError.fromResponse(status, body);
-}
-
 /**
  * HTTP to patching nodes for one reader: long-polling morsel GETs on keep-alive pools, and
  * joins, keep-alives and goodbyes on separate connections, so they are never queued behind
@@ -49,7 +39,7 @@ export class PatchNodeClient {
       throw new FreeLoaderError('UNAVAILABLE', `patching node ${url}: ${String(e)}`);
     }
     if (res.statusCode !== 200) {
-      throw await errorOf(res.statusCode, await res.body.text().catch(() => ''));
+      throw FreeLoaderError.fromResponse(res.statusCode, await res.body.text().catch(() => ''));
     }
     const etag = res.headers[SOURCE_ETAG_HEADER];
     if (plan.etag && etag !== undefined && etag !== plan.etag) {
@@ -88,7 +78,7 @@ export class PatchNodeClient {
       headersTimeout: 15_000,
     });
     const text = await res.body.text().catch(() => '');
-    if (res.statusCode >= 300) throw await errorOf(res.statusCode, text);
+    if (res.statusCode >= 300) throw FreeLoaderError.fromResponse(res.statusCode, text);
   }
 
   async close(): Promise<void> {

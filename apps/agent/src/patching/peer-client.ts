@@ -52,13 +52,7 @@ export class PeerClient {
     }
     const text = await res.body.text().catch(() => '');
     if (res.statusCode >= 300) {
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // keep the text
-      }
-      throw FreeLoaderError.fromResponse(res.statusCode, body);
+      throw FreeLoaderError.fromResponse(res.statusCode, text);
     }
   }
 

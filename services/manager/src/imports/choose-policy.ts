@@ -3,7 +3,6 @@ import {
   FreeLoaderError,
   MAX_STRIPE_WIDTH,
   MORSEL_SIZE,
-  formatSize,
   morselCount,
   type ImportRequest,
   type PlacementPolicy,
@@ -14,10 +13,14 @@ import {
   placeAsymmetric,
   placePredictive,
   type AsymmetricPlan,
-  type PredictivePlan,
 } from '@freeloader/striping';
 import type { Candidate } from './candidates.js';
-import { DEFAULT_STRIPE_WIDTH, planImport, type ImportPlan } from './plan-import.js';
+import {
+  DEFAULT_STRIPE_WIDTH,
+  planImport,
+  withCacheFullMessage,
+  type ImportPlan,
+} from './plan-import.js';
 import { candidateSets } from './prefer-unthrottled.js';
 import {
   donorSpeeds,
@@ -132,7 +135,7 @@ function placeOn(
   const morsels = morselCount(size, morselSize);
   const unit = req.stripeSize ?? 1;
   const free = (c: Candidate) => Math.floor(c.freeBytes / morselSize);
-  const placed = cacheFull(size, all, () =>
+  const placed = withCacheFullMessage(size, all, () =>
     choice.policy === 'predictive'
       ? placePredictive({
           morsels,
@@ -252,24 +255,4 @@ function byFreeSpace(candidates: Candidate[]): Candidate[] {
 }
 
 /** Run a placement, turning its morsel-count NO_SPACE into the same message round-robin gives. */
-function cacheFull<T extends PredictivePlan | AsymmetricPlan>(
-  size: number,
-  candidates: Candidate[],
-  place: () => T,
-): T {
-  try {
-    return place();
-  } catch (e) {
-    if (e instanceof FreeLoaderError && e.code === 'NO_SPACE') {
-      const free = candidates.reduce((s, c) => s + c.freeBytes, 0);
-      throw new FreeLoaderError(
-        'NO_SPACE',
-        `the cache cannot hold ${formatSize(size)}: ${formatSize(free)} free on ${candidates.length} live donor(s)`,
-        { neededBytes: size, freeBytes: free },
-      );
-    }
-    throw e;
-  }
-}
-
 const mb = (bytesPerSecond: number): string => `${(bytesPerSecond / 1e6).toFixed(1)} MB/s`;

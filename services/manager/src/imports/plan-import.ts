@@ -47,9 +47,8 @@ export function planImport(
   if (morsels === 0) {
     return { morselSize, morsels, width, unit, extents: [], bytesPerDonor: new Map() };
   }
-  let placed;
-  try {
-    placed = placeRoundRobin({
+  const placed = withCacheFullMessage(size, candidates, () =>
+    placeRoundRobin({
       morsels,
       width,
       unit,
@@ -57,7 +56,21 @@ export function planImport(
         id: c.id,
         freeMorsels: Math.floor(c.freeBytes / morselSize),
       })),
-    });
+    }),
+  );
+  const bytesPerDonor = new Map([...placed.perDonor].map(([id, n]) => [id, n * morselSize]));
+  return { morselSize, morsels, width, unit, extents: placed.extents, bytesPerDonor };
+}
+
+/**
+ * Run a placement; a NO_SPACE from it is restated for the whole cache (what the user can act on)
+ * instead of for the algorithm's inputs.
+ *
+ * @example withCacheFullMessage(2 ** 30, candidates, () => placeRoundRobin(…))
+ */
+export function withCacheFullMessage<T>(size: number, candidates: Candidate[], place: () => T): T {
+  try {
+    return place();
   } catch (e) {
     if (e instanceof FreeLoaderError && e.code === 'NO_SPACE') {
       const free = candidates.reduce((s, c) => s + c.freeBytes, 0);
@@ -69,6 +82,4 @@ export function planImport(
     }
     throw e;
   }
-  const bytesPerDonor = new Map([...placed.perDonor].map(([id, n]) => [id, n * morselSize]));
-  return { morselSize, morsels, width, unit, extents: placed.extents, bytesPerDonor };
 }
