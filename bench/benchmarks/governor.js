@@ -3,7 +3,9 @@
 // reported as the tray does); plus how fast serving falls after owner input and recovers.
 // Loopback, one machine: the client's own CPU counts as the donor owner's "native" load here,
 // which a real LAN would not do — the governed figures are therefore conservative.
+import { readFileSync } from 'node:fs';
 import { chmod, mkdir, readFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { SettingsClient } from '../../apps/agent/dist/settings/settings-client.js';
 import { startLoopbackCluster } from '../lib/loopback-cluster.js';
@@ -60,6 +62,8 @@ export default {
       agentBasePort: 7961,
     }).finally(() => delete process.env.FREELOADER_IGNORE_LOAD);
     const rows = [];
+    /** @type {number[]} load averages seen at each workload run: the machine is shared. */
+    const loads = [];
     try {
       await cluster.cli(['import', web.url(ds.name), '--name', 'bench/gov.bin', '--wait'], 600_000);
       const agentDir = join(home, 'cluster', 'agent-1');
@@ -68,6 +72,7 @@ export default {
         (await readFile(join(agentDir, 'settings-token'), 'utf8')).trim(),
       );
       const manager = await adminClient(cluster.url, home);
+      const agentPid = cluster.agentPids()[0];
 
       // 1. Owner input → serving falls within a second, and recovers when the owner leaves.
       await settings.update({ governor: { ...UNGOVERNED, activeCapBps: ACTIVE_CAP } });
@@ -109,24 +114,27 @@ export default {
       };
       for (const [name, workload] of Object.entries(workloads)) {
         // Modes interleaved run by run, so the shared machine's drifting load hits all three.
-        /** @type {Record<'none' | 'ungoverned' | 'governed' | 'ungovernedBps' | 'governedBps', number[]>} */
+        /** @type {Record<'none' | 'ungoverned' | 'governed' | 'ungovernedBps' | 'governedBps' | 'governedCpu', number[]>} */
         const samples = {
           none: [],
           ungoverned: [],
           governed: [],
           ungovernedBps: [],
           governedBps: [],
+          governedCpu: [],
         };
         for (let r = 0; r < runs; r++) {
           // The same settling second the client modes get (the last run's deletes flush).
           await sleep(1_000);
+          loads.push(loadavg()[0] ?? 0);
           samples.none.push(await workload());
-          const u = await withClient(manager, settings, UNGOVERNED, false, workload);
+          const u = await withClient(manager, settings, UNGOVERNED, false, workload, agentPid);
           samples.ungoverned.push(u.seconds);
           samples.ungovernedBps.push(u.clientBps);
-          const g = await withClient(manager, settings, GOVERNED, true, workload);
+          const g = await withClient(manager, settings, GOVERNED, true, workload, agentPid);
           samples.governed.push(g.seconds);
           samples.governedBps.push(g.clientBps);
+          samples.governedCpu.push(g.agentCpuMsPerS);
         }
         const none = median(samples.none);
         const ungoverned = {
@@ -165,6 +173,15 @@ export default {
             note: name === 'composite' ? 'fraction; target ≤ 0.05' : 'fraction, informational',
           },
           {
+            // What the governed donor itself costs the owner's machine, whatever else runs.
+            case: `${name}: donor agent CPU while governed (ms/s)`,
+            params: { runs: samples.governedCpu },
+            mbps: median(samples.governedCpu),
+            limitMbps: null,
+            targetRatio: null,
+            note: 'ms of CPU per second (1000 = one core), informational',
+          },
+          {
             case: `${name}: client MB/s ungoverned → governed`,
             params: { ungovernedMBps: ungoverned.clientBps / 1e6 },
             mbps: governed.clientBps / 1e6,
@@ -178,21 +195,26 @@ export default {
       await cluster.stop();
       await web.stop();
     }
-    return ctx.report('governor', { quick: ctx.quick }, rows, { activeCapBps: ACTIVE_CAP });
+    return ctx.report('governor', { quick: ctx.quick }, rows, {
+      activeCapBps: ACTIVE_CAP,
+      loadavg1AtRuns: loads.map((l) => Number(l.toFixed(2))),
+    });
   },
 };
 
 /**
  * Time `workload` while a client reads from the donor, with the given governor settings; when
- * `ownerActive`, report owner input every 500 ms as the tray would while someone works.
+ * `ownerActive`, report owner input every 500 ms as the tray would while someone works. Also
+ * the donor agent's CPU over the workload (its own and its children's, from /proc).
  *
  * @param {import('../../apps/agent/dist/manager-client.js').ManagerClient} manager
  * @param {SettingsClient} settings
  * @param {Record<string, unknown>} governor
  * @param {boolean} ownerActive
  * @param {() => Promise<number>} workload
+ * @param {number | undefined} agentPid
  */
-async function withClient(manager, settings, governor, ownerActive, workload) {
+async function withClient(manager, settings, governor, ownerActive, workload, agentPid) {
   await settings.update({ governor });
   await settings.reportIdle(ownerActive ? 0 : 3_600_000);
   const ticker = ownerActive ? setInterval(() => void settings.reportIdle(0), 500) : undefined;
@@ -200,11 +222,33 @@ async function withClient(manager, settings, governor, ownerActive, workload) {
   try {
     await sleep(1_000); // the client at speed first
     const from = performance.now();
+    const cpuFrom = cpuMs(agentPid);
     const seconds = await workload();
-    return { seconds, clientBps: client.rateIn(from, performance.now()) };
+    const to = performance.now();
+    return {
+      seconds,
+      clientBps: client.rateIn(from, to),
+      agentCpuMsPerS: (cpuMs(agentPid) - cpuFrom) / ((to - from) / 1000),
+    };
   } finally {
     clearInterval(ticker);
     await client.stop();
+  }
+}
+
+/**
+ * CPU milliseconds a process and its waited-for children have used (utime + stime + cutime +
+ * cstime from /proc/<pid>/stat, in 10 ms clock ticks); 0 when unknown.
+ *
+ * @param {number | undefined} pid
+ */
+function cpuMs(pid) {
+  if (pid === undefined) return 0;
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10;
+  } catch {
+    return 0;
   }
 }
 

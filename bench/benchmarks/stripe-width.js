@@ -66,11 +66,23 @@ export default {
         for (const w of widths) {
           const name = `bench/w${w}-${bytes}`;
           await fl.cli(
-            ['import', source.url(ds.name), '--name', name, '--width', String(w), '--wait'],
+            // Seed Fig. 7 is greedy round-robin; with rate history "auto" would go predictive.
+            [
+              'import',
+              source.url(ds.name),
+              '--name',
+              name,
+              '--width',
+              String(w),
+              '--policy',
+              'round-robin',
+              '--wait',
+            ],
             600_000,
           );
           const out = join(work, `out-${w}-${bytes}`);
-          const got = await fl.cli(['get', name, '-o', out], 600_000);
+          const got = await fl.cli(['get', name, '-o', out, '--stats'], 600_000);
+          ctx.log(`W=${w} ${label}:\n${got.stderr.trim()}`);
           const m = SUMMARY.exec(got.stderr);
           if (!m) throw new Error(`no summary from get: ${got.stderr}`);
           const { sha256 } = await fileDigest(out);
@@ -90,6 +102,11 @@ export default {
           series[label].push([w, mbps]);
           if (bytes === sizes[0]) limits.push([w, limit]);
           flByWidth.set(`${w}/${bytes}`, mbps);
+        }
+        // BENCH_NO_PEERS=1 skips the aria2c and curl peers while working on FreeLoader's reads.
+        if (process.env.BENCH_NO_PEERS) {
+          await source.stop();
+          continue;
         }
         // The peer on the same links: aria2c splitting the read over W nginx mirrors.
         const mirrors = await Promise.all(

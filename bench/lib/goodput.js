@@ -2,6 +2,7 @@ import { chmod, mkdir, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { curlRead } from './baselines.js';
 import { startNginx } from './nginx.js';
+import { median } from './stats.js';
 
 /**
  * @typedef {object} Goodput
@@ -52,4 +53,37 @@ export async function measureGoodput(from, to, bytes, workDir) {
   } finally {
     await web.stop();
   }
+}
+
+/**
+ * The limits a striped read into the client is compared with, measured in the same run: the
+ * client's 1 Gbit/s link (median of `clientSamples` curl reads from the unshaped manager) and
+ * each donor's 100 Mbit/s link to the client (one each), `seconds` of line rate per probe.
+ *
+ * @param {import('./testbed.js').Testbed} tb
+ * @param {{ workDir: string, seconds: number, clientSamples: number }} opts
+ * @returns {Promise<{ client: number, donors: number[], limit: (width: number) => number }>}
+ *   MB/s; `limit(w)` is min(client, Σ goodput of the first w donors)
+ * @example
+ *   const links = await measureLanLimits(tb, { workDir, seconds: 1, clientSamples: 1 });
+ *   links.limit(4); // ≈ 47.7 with four 100 Mbit/s donors
+ */
+export async function measureLanLimits(tb, opts) {
+  const probe = (/** @type {import('./testbed.js').LanHost} */ from, /** @type {number} */ mbit) =>
+    measureGoodput(from, tb.client, Math.round((mbit / 8) * 1e6 * opts.seconds), opts.workDir);
+  /** @type {number[]} */
+  const clientRuns = [];
+  for (let i = 0; i < opts.clientSamples; i++) {
+    clientRuns.push((await probe(tb.manager, tb.client.link?.rateMbit ?? 1000)).mbps);
+  }
+  const client = median(clientRuns);
+  /** @type {number[]} */
+  const donors = [];
+  for (const d of tb.donors) donors.push((await probe(d, d.link?.rateMbit ?? 100)).mbps);
+  const limit = (/** @type {number} */ w) =>
+    Math.min(
+      client,
+      donors.slice(0, w).reduce((a, b) => a + b, 0),
+    );
+  return { client, donors, limit };
 }

@@ -1,39 +1,30 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect, test, type Page } from '@playwright/test';
+import {
+  adminApi,
+  shot as screenshot,
+  startSettingsAgent,
+  stopSettingsAgent,
+  type Api,
+  type SettingsAgent,
+} from '../agent-process.js';
 
 // The donor's own settings page, served by `freeloader agent` on 127.0.0.1 behind its local
 // token, driven in Chromium: sign in by the printed link, change the donated space, pause and
 // resume, set the bandwidth caps, and watch the state follow (and the manager hear of it).
 const MANAGER = process.env.FL_E2E_URL!;
-const PASSWORD = process.env.FL_E2E_PASSWORD!;
-const CLI = fileURLToPath(new URL('../../apps/agent/dist/cli/main.js', import.meta.url));
-const SHOTS = new globalThis.URL('../test-results/screenshots/', import.meta.url).pathname;
 const MiB = 1048576;
 
 test.describe.configure({ mode: 'serial' });
 let page: Page;
-let agent: ChildProcess;
+let api: Api;
+let agent: SettingsAgent;
+let agentId: string;
 let dir: string;
 let openUrl: string;
-let admin: string;
-let agentId: string;
 
-async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${MANAGER}/api/v1${path}`, {
-    method,
-    headers: {
-      ...(admin ? { authorization: `Bearer ${admin}` } : {}),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as T;
-}
+const shot = (name: string): Promise<void> => screenshot(page, name);
 
 /** The manager's view of our donor, polled until `ok` holds. */
 async function managerSees(ok: (a: Record<string, unknown>) => boolean): Promise<void> {
@@ -45,70 +36,30 @@ async function managerSees(ok: (a: Record<string, unknown>) => boolean): Promise
     .toBe(true);
 }
 
-async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
-}
-
 test.beforeAll(async ({ browser }) => {
-  await mkdir(SHOTS, { recursive: true });
-  admin = (
-    await api<{ token: string }>('POST', '/auth/login', { username: 'admin', password: PASSWORD })
-  ).token;
+  api = await adminApi();
   const { token } = await api<{ token: string }>('POST', '/tokens', {
     maxUses: 1,
     note: 'settings e2e',
   });
-  dir = await mkdtemp(join(tmpdir(), 'fl-e2e-settings-'));
-  agent = spawn(
-    process.execPath,
-    [
-      CLI,
-      'agent',
-      '--manager',
-      MANAGER,
-      '--dir',
-      dir,
-      '--quota',
-      '64MiB',
-      '--listen',
-      '127.0.0.1:0',
-      '--name',
-      'settings-e2e',
-      '--settings',
-      '127.0.0.1:0',
-    ],
-    {
-      // Machine load is not under test here (the suite shares the box): owner input is.
-      env: {
-        ...process.env,
-        FREELOADER_JOIN_TOKEN: token,
-        FREELOADER_IGNORE_LOAD: '1',
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  let stderr = '';
-  agent.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
-  await expect
-    .poll(() => /^settings at (\S+)$/m.exec(stderr)?.[1], { timeout: 20_000 })
-    .toBeTruthy();
-  openUrl = /^settings at (\S+)$/m.exec(stderr)![1]!;
-  agentId = /^agent (\S+) serving at/m.exec(stderr)![1]!;
+  // Owner input is under test here, not machine load (the helper ignores load).
+  agent = await startSettingsAgent({
+    name: 'settings-e2e',
+    managerUrl: MANAGER,
+    quota: '64MiB',
+    env: { FREELOADER_JOIN_TOKEN: token },
+  });
+  ({ dir, openUrl } = agent);
+  await expect.poll(() => agent.agentId()).toBeTruthy();
+  agentId = agent.agentId()!;
   page = await browser.newPage();
 });
 
 test.afterAll(async () => {
   await page?.close();
-  // Leave the shared cluster as we found it: a donor enrolled here (with simulated owner
-  // activity) must not take part in the console suite's placements.
-  if (agentId) await api('DELETE', `/agents/${agentId}`).catch(() => undefined);
-  if (agent && agent.exitCode === null) {
-    const exited = new Promise((r) => agent.once('exit', r));
-    agent.kill('SIGTERM');
-    await exited;
-  }
-  if (dir) await rm(dir, { recursive: true, force: true });
+  // A donor enrolled here (with simulated owner activity) must not take part in the console
+  // suite's placements: the helper revokes it.
+  await stopSettingsAgent(agent, api);
 });
 
 test('the page needs the local token; the printed link carries it', async () => {

@@ -109,9 +109,36 @@ test('the dataset is browsable as folders, searchable, and shows its placement',
 });
 
 test('donors: three live donors; a join token comes with its enrollment command', async () => {
+  // A client's report after reading the dataset from every donor feeds the rate history.
+  const dataset = await (
+    await page.request.get(`${URL}/api/v1/datasets/by-path?path=${encodeURIComponent(DATASET)}`)
+  ).json();
+  const donors: Array<{ id: string; name: string }> = await (
+    await page.request.get(`${URL}/api/v1/agents`)
+  ).json();
+  const report = await page.request.post(`${URL}/api/v1/rates`, {
+    headers: { 'x-freeloader-csrf': '1' },
+    data: {
+      datasetId: dataset.id,
+      samples: donors.map((d) => ({ agentId: d.id, bytes: 8 * 1048576, seconds: 0.25 })),
+      failures: [],
+    },
+  });
+  expect(report.status()).toBe(200);
   await page.getByRole('link', { name: 'Donors' }).click();
   const table = page.getByRole('table', { name: 'donors' });
   await expect(table.getByText('live', { exact: true })).toHaveCount(3);
+  // Each donor's join-time probe (local disk read, network down/up) and its observed rate.
+  for (const name of ['donor-1', 'donor-2', 'donor-3']) {
+    const row = table.getByRole('row').filter({ hasText: name });
+    await expect(row.getByTestId('disk-read-rate')).toHaveText(/^disk \d+(\.\d+)? MB\/s/, {
+      timeout: 30_000,
+    });
+    await expect(row.getByTestId('network-rate')).toHaveText(
+      /^net ↓ \d+(\.\d+)? MB\/s ↑ \d+(\.\d+)? MB\/s$/,
+    );
+    await expect(row.getByTestId('observed-rate')).toHaveText(/^\d+(\.\d+)? MB\/s \(\d+ reads?\)$/);
+  }
   await page.getByLabel('Note').fill('lab-ws-12');
   await page.getByRole('button', { name: 'Create token' }).click();
   await expect(page.getByTestId('enroll-command')).toContainText(

@@ -19,8 +19,8 @@ import {
   type MenuItemConstructorOptions,
 } from 'electron';
 import { pino } from 'pino';
-import type { LocalState } from '@freeloader/agent';
-import { AgentHost } from './agent-host.js';
+import { AgentHost, type LocalState } from '@freeloader/agent';
+import { DEFAULT_AGENT_PORT } from '@freeloader/protocol';
 import {
   defaultShellConfig,
   loadShellConfig,
@@ -98,9 +98,14 @@ async function setupAgent(s: Shell): Promise<void> {
   );
   try {
     s.host = await AgentHost.start({
-      dir: s.config.dir,
-      idleSource: async () => powerMonitor.getSystemIdleTime() * 1000,
-      logger,
+      agent: {
+        dir: s.config.dir,
+        listenHost: '0.0.0.0',
+        listenPort: DEFAULT_AGENT_PORT,
+        idleSource: async () => powerMonitor.getSystemIdleTime() * 1000,
+        logger,
+      },
+      settings: {},
     });
   } catch (e) {
     s.error = `FreeLoader could not start: ${e instanceof Error ? e.message : String(e)}`;
@@ -113,7 +118,7 @@ function setupTray(s: Shell): void {
   s.tray = new Tray(icon('offline'));
   let lastMenu = '';
   const refresh = async (): Promise<void> => {
-    const state = s.host ? await s.host.state().catch(() => null) : null;
+    const state = (await s.host?.client?.state().catch(() => null)) ?? null;
     if (state && s.last) {
       const n = notificationFor(s.last, state);
       if (n) notify(n.title, n.body);
@@ -167,9 +172,13 @@ async function act(s: Shell, action: MenuAction): Promise<void> {
     case 'pause-1h':
     case 'pause-tomorrow':
     case 'pause-indefinite':
-      return s.host?.call('POST', 'api/pause', { span: action.slice('pause-'.length) });
+      await s.host?.client?.pause(
+        action.slice('pause-'.length) as '1h' | 'tomorrow' | 'indefinite',
+      );
+      return;
     case 'resume':
-      return s.host?.call('POST', 'api/resume');
+      await s.host?.client?.resume();
+      return;
     case 'open-console':
       if (s.last?.managerUrl) await shell.openExternal(s.last.managerUrl);
       return;
@@ -190,7 +199,7 @@ async function act(s: Shell, action: MenuAction): Promise<void> {
 
 /** The settings page the daemon serves, in a window of our own (hidden, not closed, on close). */
 function openSettings(s: Shell): void {
-  if (!s.host) return;
+  if (!s.host?.settings) return;
   if (!s.window || s.window.isDestroyed()) {
     s.window = new BrowserWindow({
       width: 960,

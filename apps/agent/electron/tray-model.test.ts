@@ -40,6 +40,7 @@ function state(patch: Partial<LocalState> = {}, governor: Partial<LocalState['go
       doneBytes: 0,
       evicted: 0,
       unplacedBytes: 0,
+      retainedBytes: 0,
       error: null,
     },
   } satisfies LocalState;

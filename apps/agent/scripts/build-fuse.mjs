@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// The root postinstall: patches the optional FUSE addon (node-fuse-bindings) for Node 20 with
-// patch-package (apps/agent/patches), then builds it with node-gyp ≥ 10. Its own install script
-// is denied in the root `allowScripts`: it would try to download a prebuilt binary and would
-// build before the patch is applied. Whatever is missing (the package with --omit=optional,
-// libfuse, a compiler) this says so and exits 0, so `npm ci` works everywhere and only
-// `freeloader mount` is unavailable.  Usage: node apps/agent/scripts/build-fuse.mjs [--force]
+// The root postinstall: patches the optional FUSE addon (node-fuse-bindings) with patch-package
+// (apps/agent/patches: it builds on Node 20, and reuses one Buffer for kernel reads instead of
+// an external allocation per read; see apps/agent/src/mount/README.md), then builds it with
+// node-gyp ≥ 10. Its own install script is denied in the root `allowScripts`: it would try to
+// download a prebuilt binary and would build before the patch is applied. Whatever is missing
+// (the package with --omit=optional, libfuse, a compiler) this says so and exits 0, so `npm ci`
+// works everywhere and only `freeloader mount` is unavailable.
+// Usage: node apps/agent/scripts/build-fuse.mjs [--force]
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -40,7 +42,7 @@ if (patched.status !== 0) {
   say(`patching failed, not building:\n${patched.stdout}${patched.stderr}`);
   process.exit(0);
 }
-say('node-fuse-bindings patched for Node 20');
+say('node-fuse-bindings patched');
 
 const addon = join(pkgDir, 'build', 'Release', 'fuse_bindings.node');
 const source = join(pkgDir, 'fuse-bindings.cc');

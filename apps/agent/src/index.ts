@@ -1,5 +1,6 @@
 // What the tray shell (apps/agent/electron) embeds: the daemon and its local settings page.
 export { AgentDaemon, type AgentOptions, type AgentStatus } from './daemon/agent-daemon.js';
+export { AgentHost, type AgentHostOptions } from './daemon/agent-host.js';
 export { loadIdentity } from './daemon/identity.js';
 export { serveDaemonSettings } from './settings/daemon-settings.js';
 export { startSettingsServer, type SettingsServer } from './settings/settings-server.js';

@@ -4,6 +4,8 @@ import { withTransaction, type Queryable } from './db/pool.js';
 import { enqueueJob } from './repositories/jobs.js';
 import { completeImport, failImport } from './imports/import-outcome.js';
 import { donorsOfDataset } from './repositories/placement.js';
+import { abandonExtensionIn } from './prefix/abandon-extension.js';
+import { isExtensionJob, onExtensionJobFinished } from './prefix/extend-prefix.js';
 
 /** Remove a dataset for good: its reservations give their bytes back, rows cascade. */
 async function finalize(app: FastifyInstance, tx: Queryable, datasetId: string): Promise<void> {
@@ -27,6 +29,7 @@ export async function deleteDataset(
     );
     if (!rows[0]) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${datasetId}`);
     if (rows[0].state === 'deleting') return { deleted: false, changed: false };
+    await abandonExtensionIn(tx, datasetId);
     await tx.query(
       `UPDATE jobs SET state = 'cancelled', updated_at = now()
        WHERE dataset_id = $1 AND state = 'queued'`,
@@ -79,6 +82,7 @@ export async function onJobFinished(app: FastifyInstance, job: JobView): Promise
     return;
   }
   if (job.kind !== 'import') return;
+  if (isExtensionJob(job)) return onExtensionJobFinished(app, job);
   const dataset = await app.namespaceRepo.get(datasetId);
   if (!dataset || dataset.state !== 'importing') return;
   if (job.state === 'failed') {

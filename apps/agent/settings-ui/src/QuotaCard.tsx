@@ -54,6 +54,8 @@ export function QuotaCard({ state, api, act }: { state: LocalState; api: Api; ac
               {r.evicted > 0 && `, ${r.evicted} dataset(s) evicted (their source still has them)`}
               {r.unplacedBytes > 0 &&
                 `, ${formatSize(r.unplacedBytes)} waiting for space elsewhere`}
+              {r.retainedBytes > 0 &&
+                `; ${formatSize(r.retainedBytes)} of old copies kept a few minutes for readers that started before the move`}
               {r.error && ` — ${r.error}`}
             </Text>
             <Progress value={r.totalBytes > 0 ? (r.doneBytes / r.totalBytes) * 100 : 100} mt="xs" />

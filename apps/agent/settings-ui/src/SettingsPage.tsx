@@ -21,7 +21,11 @@ export function SettingsPage({ api, onUnauthorized }: { api: Api; onUnauthorized
 
   const fail = useCallback(
     (e: unknown) => {
-      if (e instanceof ApiError && e.status === 401) onUnauthorized();
+      // Only the local token's refusal signs out: a join token the manager refused is also a 401
+      // upstream, but comes back as a validation error with its own words.
+      if (e instanceof ApiError && e.status === 401 && e.code === 'UNAUTHENTICATED') {
+        onUnauthorized();
+      }
       return e instanceof Error ? e.message : String(e);
     },
     [onUnauthorized],
@@ -70,7 +74,9 @@ export function SettingsPage({ api, onUnauthorized }: { api: Api; onUnauthorized
       </Container>
     );
   }
-  const badge = STATE_LABEL[state.governor.state] ?? { label: state.governor.state, color: 'gray' };
+  const badge = !state.enrolled
+    ? { label: 'Not joined', color: 'gray' }
+    : (STATE_LABEL[state.governor.state] ?? { label: state.governor.state, color: 'gray' });
   return (
     <Container size="md" py="lg">
       <Stack>
@@ -96,12 +102,18 @@ export function SettingsPage({ api, onUnauthorized }: { api: Api; onUnauthorized
             {error}
           </Alert>
         )}
-        {!state.enrolled && <EnrollCard api={api} act={act} />}
-        <StatusCard state={state} />
-        <PauseCard state={state} api={api} act={act} />
-        <QuotaCard state={state} api={api} act={act} />
-        <BandwidthCard state={state} api={api} act={act} />
-        <ScheduleCard state={state} api={api} act={act} />
+        {state.enrolled ? (
+          <>
+            <StatusCard state={state} />
+            <PauseCard state={state} api={api} act={act} />
+            <QuotaCard state={state} api={api} act={act} />
+            <BandwidthCard state={state} api={api} act={act} />
+            <ScheduleCard state={state} api={api} act={act} />
+          </>
+        ) : (
+          // First run: nothing to set until this computer has joined a cache.
+          <EnrollCard state={state} api={api} onState={setState} />
+        )}
       </Stack>
     </Container>
   );

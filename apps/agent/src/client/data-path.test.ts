@@ -78,6 +78,12 @@ describe('import and get', () => {
     try {
       const summary = await getDataset({ manager: c.tm.admin, dataset: d.id, sink: fh });
       expect(summary.bytes).toBe(12 * MiB + 5);
+      // The per-donor breakdown `get --stats` prints: every donor delivered, bytes add up.
+      expect(summary.donors.size).toBe(3);
+      const delivered = [...summary.donors.values()].reduce((s, r) => s + r.bytes, 0);
+      expect(delivered).toBe(12 * MiB + 5);
+      expect(summary.firstMorselSeconds).toBeGreaterThan(0);
+      expect(summary.firstMorselSeconds).toBeLessThanOrEqual(summary.seconds);
     } finally {
       await fh.close();
     }

@@ -7,7 +7,7 @@ import {
   type DatasetMap,
 } from '@freeloader/protocol';
 import { DonorPools } from './donor-pool.js';
-import { HashPool } from './hash-pool.js';
+import { HashPool, type SharedMemory } from './hash-pool.js';
 import { MorselSlab } from './morsel-slab.js';
 import { slowness } from './prefer-fast.js';
 import { Semaphore } from './semaphore.js';
@@ -170,69 +170,92 @@ export class DatasetReader {
 
   /** Fetch and verify one morsel into a slab slot: donors in order of health, then the source. */
   async readIntoSlot(index: number, signal?: AbortSignal): Promise<Morsel> {
+    this.checkIndex(index);
+    const slot = await this.slab.acquire();
+    const release = (): void => this.slab.release(slot);
+    try {
+      const data = await this.fill(index, this.slab, slot.offset, slot.buffer, signal);
+      return { index, data, release };
+    } catch (e) {
+      release();
+      throw e;
+    }
+  }
+
+  /**
+   * Fetch and verify morsel `index` into the start of `into` (memory the caller shares with the
+   * hash workers, such as one buffer of the mount's cache: no slot, no copy); returns its length.
+   *
+   * @example
+   *   const buf = { memory: new SharedArrayBuffer(map.dataset.morselSize) };
+   *   const n = await reader.readInto(7, buf); // Buffer.from(buf.memory, 0, n) is morsel 7
+   */
+  async readInto(index: number, into: SharedMemory, signal?: AbortSignal): Promise<number> {
+    this.checkIndex(index);
+    const data = await this.fill(index, into, 0, Buffer.from(into.memory), signal);
+    return data.length;
+  }
+
+  private checkIndex(index: number): void {
     if (!Number.isInteger(index) || index < 0 || index >= this.count) {
       throw new FreeLoaderError(
         'VALIDATION_FAILED',
         `morsel ${index} is outside the dataset (0…${this.count - 1})`,
       );
     }
+  }
+
+  /** Morsel `index` into `target` (bytes of `shared` from `offset`), verified; its bytes. */
+  private async fill(
+    index: number,
+    shared: SharedMemory,
+    offset: number,
+    target: Buffer,
+    signal?: AbortSignal,
+  ): Promise<Buffer> {
     const { sizeBytes, morselSize, id } = this.map.dataset;
     const length = morselLength(sizeBytes, morselSize, index);
+    if (target.length < length) throw new RangeError(`morsel ${index} needs ${length} bytes`);
     const expected = this.map.hashes.slice(index * 64, index * 64 + 64);
-    const slot = await this.slab.acquire();
-    const release = (): void => this.slab.release(slot);
-    try {
-      // The uncached suffix comes from the patching nodes, verified by the suffix reader.
-      if (this.suffix?.covers(index)) {
-        const hash = () => this.hashes.hashSlot(this.slab, slot.offset, length);
-        const data = await this.suffix.readVerified(
-          index,
-          length,
-          expected,
-          slot.buffer,
-          hash,
-          signal,
-        );
-        return { index, data, release };
-      }
-      let lastError: FreeLoaderError | undefined;
-      for (const donor of this.candidates(index)) {
-        try {
-          const data = await this.fromDonor(donor, id, index, length, slot.buffer);
-          if ((await this.hashes.hashSlot(this.slab, slot.offset, length)) !== expected) {
-            throw new FreeLoaderError(
-              'HASH_MISMATCH',
-              `morsel ${index} from donor ${donor} failed its SHA-256 check`,
-            );
-          }
-          return { index, data, release };
-        } catch (e) {
-          if (signal?.aborted) throw e;
-          lastError = isFreeLoaderError(e) ? e : new FreeLoaderError('UNAVAILABLE', String(e));
-          this.failures.set(donor, (this.failures.get(donor) ?? 0) + 1);
-          this.opts.onDonorFailure?.(donor, lastError);
-        }
-      }
-      if (this.opts.fromSource) {
-        const start = index * morselSize;
-        const bytes = await this.opts.fromSource(start, start + length);
-        bytes.copy(slot.buffer);
-        if ((await this.hashes.hashSlot(this.slab, slot.offset, length)) !== expected) {
+    const hash = (): Promise<string> => this.hashes.hashSlot(shared, offset, length);
+    // The uncached suffix comes from the patching nodes, verified by the suffix reader.
+    if (this.suffix?.covers(index)) {
+      return this.suffix.readVerified(index, length, expected, target, hash, signal);
+    }
+    let lastError: FreeLoaderError | undefined;
+    for (const donor of this.candidates(index)) {
+      try {
+        const data = await this.fromDonor(donor, id, index, length, target);
+        if ((await hash()) !== expected) {
           throw new FreeLoaderError(
-            'SOURCE_CHANGED',
-            `morsel ${index} read from the source does not match the cached hash`,
+            'HASH_MISMATCH',
+            `morsel ${index} from donor ${donor} failed its SHA-256 check`,
           );
         }
-        return { index, data: slot.buffer.subarray(0, length), release };
+        return data;
+      } catch (e) {
+        if (signal?.aborted) throw e;
+        lastError = isFreeLoaderError(e) ? e : new FreeLoaderError('UNAVAILABLE', String(e));
+        this.failures.set(donor, (this.failures.get(donor) ?? 0) + 1);
+        this.opts.onDonorFailure?.(donor, lastError);
       }
-      throw new FreeLoaderError(
-        'UNAVAILABLE',
-        `morsel ${index} is unavailable: ${lastError?.message ?? 'no donor holds it'}`,
-      );
-    } catch (e) {
-      release();
-      throw e;
     }
+    if (this.opts.fromSource) {
+      const start = index * morselSize;
+      const bytes = await this.opts.fromSource(start, start + length);
+      bytes.copy(target);
+      if ((await hash()) !== expected) {
+        throw new FreeLoaderError(
+          'SOURCE_CHANGED',
+          `morsel ${index} read from the source does not match the cached hash`,
+        );
+      }
+      return target.subarray(0, length);
+    }
+    throw new FreeLoaderError(
+      'UNAVAILABLE',
+      `morsel ${index} is unavailable: ${lastError?.message ?? 'no donor holds it'}`,
+    );
   }
 
   /**

@@ -24,4 +24,18 @@ describe('HashPool', () => {
     expect(await pool.hashSlot(slab, slot.offset, 64)).toBe(sha256(Buffer.alloc(64)));
     await pool.close();
   });
+
+  it('forgets shared memory, and shares it again if asked to hash it later', async () => {
+    const pool = new HashPool(1);
+    const one = { memory: new SharedArrayBuffer(64) };
+    Buffer.from(one.memory).fill(9);
+    const want = sha256(Buffer.alloc(64, 9));
+    expect(await pool.hashSlot(one, 0, 64)).toBe(want);
+    pool.forget(one);
+    pool.forget(one); // twice is harmless
+    const ids = (pool as unknown as { slabIds: Map<unknown, number> }).slabIds;
+    expect(ids.has(one)).toBe(false);
+    expect(await pool.hashSlot(one, 0, 64)).toBe(want);
+    await pool.close();
+  });
 });

@@ -1,13 +1,17 @@
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { MorselSlab } from './morsel-slab.js';
+
+/** Memory the hash workers read: a client's `MorselSlab`, or one buffer of the mount's cache. */
+export interface SharedMemory {
+  readonly memory: SharedArrayBuffer;
+}
 
 /**
  * The worker's whole program. Inline rather than a file next to this module, so it runs the
  * same from `dist/`, from sources under a test runner, or from a bundled desktop app.
- * Messages: `{kind:'slab', slab, memory}` registers shared memory; `{kind:'hash', id, slab,
- * offset, length}` answers `{id, digest}`.
+ * Messages: `{kind:'slab', slab, memory}` registers shared memory, `{kind:'forget', slab}` drops
+ * it; `{kind:'hash', id, slab, offset, length}` answers `{id, digest}`.
  */
 const WORKER_SOURCE = `
 const { createHash } = require('node:crypto');
@@ -15,6 +19,7 @@ const { parentPort } = require('node:worker_threads');
 const slabs = new Map();
 parentPort.on('message', (m) => {
   if (m.kind === 'slab') { slabs.set(m.slab, m.memory); return; }
+  if (m.kind === 'forget') { slabs.delete(m.slab); return; }
   const memory = slabs.get(m.slab);
   if (!memory) { parentPort.postMessage({ id: m.id, error: 'unknown slab ' + m.slab }); return; }
   const digest = createHash('sha256').update(new Uint8Array(memory, m.offset, m.length)).digest('hex');
@@ -35,8 +40,11 @@ interface Pending {
  */
 export class HashPool {
   private workers: Worker[] = [];
+  /** Workers that have booted; until one has, hashes run inline rather than wait for it. */
+  private ready: Worker[] = [];
   private readonly pending = new Map<number, Pending>();
-  private readonly slabIds = new Map<MorselSlab, number>();
+  private readonly slabIds = new Map<SharedMemory, number>();
+  private nextSlabId = 1;
   private nextId = 0;
   private turn = 0;
 
@@ -45,19 +53,20 @@ export class HashPool {
   }
 
   /** Hash `length` bytes of a slab at `offset`. */
-  hashSlot(slab: MorselSlab, offset: number, length: number): Promise<string> {
-    if (this.workers.length === 0) {
+  hashSlot(slab: SharedMemory, offset: number, length: number): Promise<string> {
+    // A worker boots a V8 isolate (0.05–0.4 s): the first morsels of a read must not wait for it.
+    if (this.ready.length === 0) {
       return Promise.resolve(sha256(Buffer.from(slab.memory, offset, length)));
     }
     let slabId = this.slabIds.get(slab);
     if (slabId === undefined) {
-      slabId = this.slabIds.size + 1;
+      slabId = this.nextSlabId++;
       this.slabIds.set(slab, slabId);
       for (const w of this.workers)
         w.postMessage({ kind: 'slab', slab: slabId, memory: slab.memory });
     }
     const id = this.nextId++;
-    const worker = this.workers[this.turn++ % this.workers.length]!;
+    const worker = this.ready[this.turn++ % this.ready.length]!;
     return new Promise((resolve, reject) => {
       // Referenced while hashes are outstanding (a verification may be all that keeps the
       // process busy), unreferenced when idle so an idle pool never holds a CLI open.
@@ -67,9 +76,22 @@ export class HashPool {
     });
   }
 
+  /**
+   * Stop sharing `slab` with the workers, so its memory can be freed (the mount's cache drops
+   * buffers it no longer needs). A hash of it still outstanding finishes first: messages to a
+   * worker are handled in order.
+   */
+  forget(slab: SharedMemory): void {
+    const slabId = this.slabIds.get(slab);
+    if (slabId === undefined) return;
+    this.slabIds.delete(slab);
+    for (const w of this.workers) w.postMessage({ kind: 'forget', slab: slabId });
+  }
+
   async close(): Promise<void> {
     const workers = this.workers;
     this.workers = [];
+    this.ready = [];
     await Promise.all(workers.map((w) => w.terminate()));
     for (const p of this.pending.values()) p.reject(new Error('hash pool closed'));
     this.pending.clear();
@@ -85,6 +107,9 @@ export class HashPool {
       if (m.digest) p.resolve(m.digest);
       else p.reject(new Error(m.error ?? 'hash worker failed'));
     });
+    w.once('online', () => {
+      if (this.workers.includes(w)) this.ready.push(w);
+    });
     const lost = (): void => this.lose(w);
     w.on('error', lost);
     w.on('exit', lost);
@@ -96,6 +121,7 @@ export class HashPool {
   private lose(w: Worker): void {
     if (!this.workers.includes(w)) return;
     this.workers = this.workers.filter((x) => x !== w);
+    this.ready = this.ready.filter((x) => x !== w);
     for (const [id, p] of this.pending) {
       if (p.worker !== w) continue;
       this.pending.delete(id);

@@ -20,7 +20,9 @@ export async function attachSuffixPlan(manager: ManagerClient, map: DatasetMap):
   if (dataset.cachedBytes >= dataset.sizeBytes || !dataset.sourceUri) return;
   const open: Replanner = (req) =>
     manager.request<SuffixPlan>('POST', `/datasets/${dataset.id}/patch`, req);
-  map.suffix = await open(planKnobs(process.env));
+  // From the end of the prefix this map places: the manager's may have grown since (issue 7).
+  const fromMorsel = Math.floor(dataset.cachedBytes / dataset.morselSize);
+  map.suffix = await open({ ...planKnobs(process.env), fromMorsel });
   replanners.set(map.suffix, open);
 }
 

@@ -18,16 +18,16 @@ import { JobRunner } from '../jobs/job-runner.js';
 import { attachPatching } from '../patching/attach-patching.js';
 import type { PatchRegistry } from '../patching/patch-registry.js';
 import { FsStore } from '../store/fs-store.js';
-import { Governance } from '../governor/governance.js';
+import { Governance, type AdmitTransfer } from '../governor/governance.js';
 import { loadGovernorFile, type GovernorFile } from '../governor/governor-file.js';
 import type { OwnerIdleSource } from '../governor/owner-idle.js';
 import type { SystemProbe } from '../governor/system-probe.js';
 import { relocateJobHandler } from '../relocation/relocate-job.js';
 import { RelocationTracker } from '../relocation/relocation-tracker.js';
-import type { MorselStore } from '../store/store.js';
+import { RetiringStore } from '../relocation/retiring-store.js';
 import { backoffDelay } from './backoff.js';
 import { agentAuthorization, JoinDiagnostics } from './diagnostics.js';
-import { checkQuotaFits } from './disk.js';
+import { checkQuotaFits, diskShort } from './disk.js';
 import { loadIdentity, saveIdentity, type Identity } from './identity.js';
 import { reconcileStore } from './reconcile.js';
 import { loadSettings, saveSettings } from './settings.js';
@@ -72,7 +72,8 @@ export class AgentDaemon extends EventEmitter {
   status: AgentStatus = 'starting';
   identity: Identity | null = null;
   url = '';
-  readonly store: MorselStore;
+  /** The morsel store; relocated morsels stay readable in it until old maps expire. */
+  readonly store: RetiringStore;
   /** The serving governor: owner activity, contention, schedules and pauses → a paced rate. */
   readonly governance: Governance;
   private readonly service: FastifyInstance;
@@ -97,7 +98,7 @@ export class AgentDaemon extends EventEmitter {
 
   private constructor(
     opts: AgentOptions,
-    store: MorselStore,
+    store: RetiringStore,
     identity: Identity | null,
     governorFile: GovernorFile,
   ) {
@@ -136,6 +137,10 @@ export class AgentDaemon extends EventEmitter {
       pace: (body) => this.governance.pace(body),
       prepareDataset: (datasetId) => this.prepareDataset(datasetId),
     });
+    // The owner notices everything the agent moves: imports, patch downloads and relocation
+    // pushes go through the serving governor too (paced with it, held while paused).
+    const admit: AdmitTransfer = (bytes, direction, signal) =>
+      this.governance.admit(bytes, direction, signal);
     this.patching = attachPatching(this.service, {
       manager: this.manager,
       agentId: () => this.identity?.agentId,
@@ -145,6 +150,8 @@ export class AgentDaemon extends EventEmitter {
       onServed: (bytes) => {
         this.servedBytes += bytes;
       },
+      pace: (body) => this.governance.pace(body),
+      admit,
     });
     this.jobs = new JobRunner(
       this.manager,
@@ -153,9 +160,16 @@ export class AgentDaemon extends EventEmitter {
           store,
           agentId: () => this.identity!.agentId,
           allowFileUris: opts.allowFileUris ?? false,
+          admit,
         }),
         delete: deleteJobHandler(store),
-        relocate: relocateJobHandler({ store, manager: this.manager, tracker: this.relocation }),
+        relocate: relocateJobHandler({
+          store,
+          manager: this.manager,
+          tracker: this.relocation,
+          retire: (datasetId, morsels, keepMs) => store.retire(datasetId, morsels, keepMs),
+          admit,
+        }),
       },
       this.log,
     );
@@ -197,15 +211,29 @@ export class AgentDaemon extends EventEmitter {
       );
     }
     const storeDir = join(opts.dir, 'store');
-    const store = await FsStore.open(storeDir, { quotaBytes: opts.bandwidthOnly ? 0 : quotaBytes });
+    const fsStore = await FsStore.open(storeDir, {
+      quotaBytes: opts.bandwidthOnly ? 0 : quotaBytes,
+    });
+    const store: RetiringStore = new RetiringStore(fsStore, {
+      log: opts.logger,
+      diskShort: () => diskShort(storeDir, store.usage().freeBytes),
+    });
     try {
       if (!opts.bandwidthOnly) await checkQuotaFits(storeDir, quotaBytes, store.usage().usedBytes);
     } catch (e) {
       await store.close();
       throw e;
     }
+    store.startSweeping();
     await saveSettings(opts.dir, { ...settings, quotaBytes });
-    const daemon = new AgentDaemon(opts, store, identity, governorFile);
+    let daemon: AgentDaemon;
+    try {
+      daemon = new AgentDaemon(opts, store, identity, governorFile);
+    } catch (e) {
+      // E.g. a malformed manager URL: the store is open and must not stay locked.
+      await store.close();
+      throw e;
+    }
     try {
       await daemon.governance.start();
       await daemon.listen();

@@ -8,6 +8,20 @@ export async function diskFreeBytes(dir: string): Promise<number> {
   return s.bavail * s.bsize;
 }
 
+/** Disk space left to the owner beyond what the quota still promises FreeLoader (bytes). */
+export const OWNER_DISK_FLOOR_BYTES = 1024 ** 3;
+
+/**
+ * The disk under `dir` is short: less is free than the store may still fill (`promisedBytes`,
+ * the quota's unused part) plus OWNER_DISK_FLOOR_BYTES for the owner. Copies kept only as a
+ * courtesy (relocated morsels awaiting their readers) must then go.
+ *
+ * @example await diskShort(storeDir, store.usage().freeBytes) // → false on a roomy disk
+ */
+export async function diskShort(dir: string, promisedBytes: number): Promise<boolean> {
+  return (await diskFreeBytes(dir)) < promisedBytes + OWNER_DISK_FLOOR_BYTES;
+}
+
 /**
  * A donor cannot promise space its disk does not have: the quota may use what is free now plus
  * what the store already occupies.

@@ -11,6 +11,20 @@ import { nativeSample } from './native-sample.js';
 import { UNKNOWN_SAMPLE, type MonitorSample } from './sample.js';
 import { defaultProbe, type SystemFigures, type SystemProbe } from './system-probe.js';
 import { TokenBucket } from './token-bucket.js';
+import { TransferGate } from './transfer-gate.js';
+
+/**
+ * Which way a governed background transfer moves bytes: `in` = pulled from elsewhere and
+ * written here (imports, patch downloads), `out` = read here and sent (relocation pushes).
+ */
+export type TransferDirection = 'in' | 'out';
+
+/** {@link Governance.admit} as the jobs and patch sessions see it. */
+export type AdmitTransfer = (
+  bytes: number,
+  direction: TransferDirection,
+  signal?: AbortSignal,
+) => Promise<void>;
 
 export interface GovernanceOptions {
   /** State directory: `governor.json` (settings and pause) lives here. */
@@ -27,6 +41,8 @@ export interface GovernanceOptions {
   idlePollMs?: number;
   /** How often the machine is measured (ms). Default 1000. */
   systemPollMs?: number;
+  /** Timer for paced transfers (tests pass one that advances their clock). */
+  sleep?: ConstructorParameters<typeof TransferGate>[2];
 }
 
 /** What the settings UI and the tray show about the governor. */
@@ -41,16 +57,22 @@ export interface GovernanceStatus {
 /**
  * The governor at work in the daemon: polls owner input every `idlePollMs` and the machine every
  * `systemPollMs`, feeds the state machine, and sets the serving token bucket's rate. The morsel
- * service hands every response body to {@link Governance.pace}.
+ * service hands every response body to {@link Governance.pace}; imports, patch downloads and
+ * relocation pushes ask {@link Governance.admit} before moving bytes, through the same bucket.
  */
 export class Governance {
   readonly bucket: TokenBucket;
   readonly governor: Governor;
   readonly idle: OwnerIdle;
+  /** Background transfers: paced by {@link bucket}, held (not failed) while paused. */
+  readonly transfers: TransferGate;
   private settings: GovernorSettings;
   private figures: SystemFigures | undefined;
   private sample: MonitorSample = UNKNOWN_SAMPLE;
   private served = { bytes: 0, at: 0, bps: 0 };
+  /** Bytes admitted for background transfers so far, by direction (own traffic, subtracted). */
+  private moved = { in: 0, out: 0 };
+  private received = { bytes: 0, bps: 0 };
   private timers: NodeJS.Timeout[] = [];
   private probing = false;
   private ticking = false;
@@ -64,6 +86,11 @@ export class Governance {
     this.settings = file.settings;
     this.governor = new Governor(file.settings, clock, file.pause);
     this.bucket = new TokenBucket(0, () => clock.now());
+    this.transfers = new TransferGate(
+      this.bucket,
+      () => this.governor.decision.state === 'paused',
+      opts.sleep,
+    );
     this.idle = new OwnerIdle(opts.idleSource ?? platformIdleSource(), () => clock.now());
     this.served = { bytes: opts.servedBytes(), at: clock.now(), bps: 0 };
   }
@@ -102,6 +129,17 @@ export class Governance {
     if (refused) throw refused;
     if (Buffer.isBuffer(body) && !Number.isFinite(this.bucket.rate)) return body;
     return paceBody(body, this.bucket, { refuse: () => this.refusal() });
+  }
+
+  /**
+   * Wait until `bytes` of background transfer may move: paced with serving at the governor's
+   * cap, and held while donating is paused (resolves after the pause; rejects only on `signal`).
+   *
+   * @example await governance.admit(morsel.length, 'in', ctx.signal); // then fetch it
+   */
+  async admit(bytes: number, direction: TransferDirection, signal?: AbortSignal): Promise<void> {
+    await this.transfers.admit(bytes, signal);
+    this.moved[direction] += bytes;
   }
 
   /** The governor's part of a heartbeat. */
@@ -171,7 +209,10 @@ export class Governance {
     try {
       const ownerIdleMs = await this.idle.read().catch(() => null);
       const hadPause = this.governor.pause;
-      this.sample = { ...nativeSample(this.figures, this.served.bps), ownerIdleMs };
+      this.sample = {
+        ...nativeSample(this.figures, this.served.bps, this.received.bps),
+        ownerIdleMs,
+      };
       const before = this.governor.decision;
       const d = this.governor.update(this.sample);
       this.bucket.setRate(d.capBps === 0 ? Infinity : d.capBps);
@@ -181,6 +222,7 @@ export class Governance {
           'serving governor changed',
         );
       }
+      this.transfers.wake();
       // A timed pause that ran out is forgotten on disk too.
       if (hadPause && !this.governor.pause) await this.persist();
     } finally {
@@ -195,10 +237,14 @@ export class Governance {
       this.figures = await probe.read();
       const clock = this.opts.clock ?? SYSTEM_CLOCK;
       const now = clock.now();
-      const bytes = this.opts.servedBytes();
+      // Relocation pushes leave like served bytes (disk read, network send); imports and patch
+      // downloads arrive (network receive, disk write).
+      const bytes = this.opts.servedBytes() + this.moved.out;
       const seconds = (now - this.served.at) / 1000;
       if (seconds > 0) {
         this.served = { bytes, at: now, bps: Math.max(0, bytes - this.served.bytes) / seconds };
+        const inBytes = this.moved.in;
+        this.received = { bytes: inBytes, bps: (inBytes - this.received.bytes) / seconds };
       }
     } catch (e) {
       this.opts.log.debug({ err: String(e) }, 'system probe failed');

@@ -109,7 +109,8 @@ export class Governor {
     let base = active ? s.activeCapBps : (s.idleCapBps ?? Infinity);
     if (scheduled !== undefined) base = Math.min(base, scheduled);
     const contention = contentionOf(sample, thresholdsOf(s));
-    this.stepAimd(contention.length > 0, base, sample.servedBps);
+    // The cap bounds everything the agent moves (served, pushed and pulled), so cut from that.
+    this.stepAimd(contention.length > 0, base, sample.servedBps + sample.receivedBps);
 
     const reasons = [...contention];
     if (active) reasons.unshift('owner active');

@@ -3,6 +3,9 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
+/** How often the metered state is asked for (it rarely changes; asking spawns a process). */
+export const METERED_EVERY_MS = 30_000;
+
 /**
  * Whether the active connection is metered, where the OS says so: NetworkManager on Linux
  * (`nmcli`, which reports the flag the user or the connection profile set). Elsewhere, or when

@@ -16,9 +16,17 @@ const figures: SystemFigures = {
 
 describe('nativeSample', () => {
   it.each([
-    ['own CPU and served bytes come off', figures, 40e6, { cpu: 0.4, diskBps: 20e6, netBps: 10e6 }],
+    [
+      'own CPU and served bytes come off',
+      figures,
+      40e6,
+      0,
+      { cpu: 0.4, diskBps: 20e6, netBps: 10e6 },
+    ],
     // Served over loopback: not in the interface counters, so never below zero.
-    ['own share larger than what was seen', figures, 100e6, { diskBps: 10e6, netBps: 5e6 }],
+    ['own share larger than what was seen', figures, 100e6, 0, { diskBps: 10e6, netBps: 5e6 }],
+    // An import pulling 4 MB/s: received on the network and written to disk by the agent.
+    ['imported bytes come off rx and writes', figures, 0, 4e6, { diskBps: 56e6, netBps: 46e6 }],
     [
       'unknown stays unknown',
       {
@@ -30,10 +38,11 @@ describe('nativeSample', () => {
         netTxBps: null,
       },
       0,
+      0,
       { cpu: null, diskBps: null, netBps: null },
     ],
-  ])('%s', (_name, f, served, expected) => {
-    const s = nativeSample(f, served);
+  ])('%s', (_name, f, served, received, expected) => {
+    const s = nativeSample(f, served, received);
     for (const [k, v] of Object.entries(expected)) {
       if (v === null) expect(s[k as keyof typeof s]).toBeNull();
       else expect(s[k as keyof typeof s]).toBeCloseTo(v as number);

@@ -17,8 +17,10 @@ export interface MonitorSample {
   onBattery: boolean | null;
   /** On a metered connection; null = the OS does not say. */
   metered: boolean | null;
-  /** What this agent served over the sample's interval (bytes/s). */
+  /** What this agent sent over the sample's interval (bytes/s): serving, relocation pushes. */
   servedBps: number;
+  /** What this agent pulled in over the interval (bytes/s): imports, patch downloads. */
+  receivedBps: number;
 }
 
 /** A sample with nothing known, for before the first real one. */
@@ -31,4 +33,5 @@ export const UNKNOWN_SAMPLE: MonitorSample = {
   onBattery: null,
   metered: null,
   servedBps: 0,
+  receivedBps: 0,
 };

@@ -1,6 +1,7 @@
-import { cpus } from 'node:os';
 import si from 'systeminformation';
-import { meteredConnection } from './metered.js';
+import { CpuMeter } from './cpu-meter.js';
+import { METERED_EVERY_MS, meteredConnection } from './metered.js';
+import { ProcSystemProbe } from './proc-probe.js';
 
 /** Machine-wide figures, before the agent's own share is subtracted; null = unknown. */
 export interface SystemFigures {
@@ -23,18 +24,16 @@ export interface SystemProbe {
   read(): Promise<SystemFigures>;
 }
 
-/** How often the metered state is asked for (it rarely changes; asking spawns a process). */
-const METERED_EVERY_MS = 30_000;
-
 /**
- * The machine as `systeminformation` sees it: memory, disk and network throughput, battery.
+ * The machine as `systeminformation` sees it: memory, disk and network throughput, battery —
+ * for platforms other than Linux (there {@link ProcSystemProbe} reads the kernel's counters
+ * directly: systeminformation spawns shells for disk and network figures every call).
  * CPU comes from `os.cpus()` deltas instead of `si.currentLoad()`, which on Linux runs a
  * synchronous child process and would stall the serving event loop for milliseconds each time.
  * Disk and network rates need two readings: the first read answers null for them.
  */
 export class SiSystemProbe implements SystemProbe {
-  private lastCpu = cpuTimes();
-  private lastOwn = { usage: process.cpuUsage(), at: performance.now() };
+  private readonly cpu = new CpuMeter();
   private metered: { value: boolean | null; at: number } = { value: null, at: -Infinity };
 
   async read(): Promise<SystemFigures> {
@@ -44,7 +43,7 @@ export class SiSystemProbe implements SystemProbe {
       si.networkStats('*').catch(() => []),
       si.battery().catch(() => null),
     ]);
-    const { cpu, ownCpu } = this.cpu();
+    const { cpu, ownCpu } = this.cpu.read();
     const external = net.filter((n) => n.iface !== 'lo' && !n.iface.startsWith('lo'));
     const sumOf = (key: 'rx_sec' | 'tx_sec'): number | null => {
       const known = external.map((n) => n[key]).filter((v) => typeof v === 'number' && v >= 0);
@@ -63,23 +62,6 @@ export class SiSystemProbe implements SystemProbe {
     };
   }
 
-  private cpu(): { cpu: number | null; ownCpu: number | null } {
-    const now = cpuTimes();
-    const total = now.total - this.lastCpu.total;
-    const idle = now.idle - this.lastCpu.idle;
-    this.lastCpu = now;
-    const usage = process.cpuUsage();
-    const at = performance.now();
-    const ownMicros =
-      usage.user - this.lastOwn.usage.user + (usage.system - this.lastOwn.usage.system);
-    const wallMicros = (at - this.lastOwn.at) * 1000 * Math.max(1, cpus().length);
-    this.lastOwn = { usage, at };
-    return {
-      cpu: total > 0 ? Math.min(1, Math.max(0, 1 - idle / total)) : null,
-      ownCpu: wallMicros > 0 ? Math.min(1, ownMicros / wallMicros) : null,
-    };
-  }
-
   private async meteredNow(): Promise<boolean | null> {
     const at = performance.now();
     if (at - this.metered.at >= METERED_EVERY_MS) {
@@ -87,17 +69,6 @@ export class SiSystemProbe implements SystemProbe {
     }
     return this.metered.value;
   }
-}
-
-function cpuTimes(): { total: number; idle: number } {
-  let total = 0;
-  let idle = 0;
-  for (const c of cpus()) {
-    const t = c.times;
-    total += t.user + t.nice + t.sys + t.idle + t.irq;
-    idle += t.idle;
-  }
-  return { total, idle };
 }
 
 function rate(v: number | null | undefined): number | null {
@@ -125,7 +96,14 @@ export class NullSystemProbe implements SystemProbe {
   }
 }
 
-/** The probe the environment asks for: {@link NullSystemProbe} when FREELOADER_IGNORE_LOAD=1. */
-export function defaultProbe(env: NodeJS.ProcessEnv = process.env): SystemProbe {
-  return env.FREELOADER_IGNORE_LOAD === '1' ? new NullSystemProbe() : new SiSystemProbe();
+/**
+ * The probe the environment asks for: {@link NullSystemProbe} when FREELOADER_IGNORE_LOAD=1,
+ * else the kernel's counters on Linux and systeminformation elsewhere.
+ */
+export function defaultProbe(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): SystemProbe {
+  if (env.FREELOADER_IGNORE_LOAD === '1') return new NullSystemProbe();
+  return platform === 'linux' ? new ProcSystemProbe() : new SiSystemProbe();
 }

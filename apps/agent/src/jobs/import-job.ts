@@ -8,6 +8,7 @@ import {
   type MorselHash,
 } from '@freeloader/protocol';
 import { openSource, type SourceInfo } from '@freeloader/sources';
+import type { AdmitTransfer } from '../governor/governance.js';
 import type { MorselStore } from '../store/store.js';
 import type { JobContext, JobHandler } from './job-runner.js';
 import { ProgressReporter } from './progress-reporter.js';
@@ -20,6 +21,8 @@ export interface ImportDeps {
   store: MorselStore;
   agentId: () => string;
   allowFileUris?: boolean;
+  /** The governor's admission: source reads wait their turn, and wait out pauses. */
+  admit?: AdmitTransfer;
 }
 
 /**
@@ -44,7 +47,9 @@ export function importJobHandler(deps: ImportDeps): JobHandler {
       }
       return await rangedImport(deps, datasetId, payload, source, expect, ctx);
     } catch (e) {
-      await deps.store.free(datasetId).catch(() => undefined);
+      // An extension's dataset is readable from the morsels below `extendsFrom`: keep them.
+      if (payload.extendsFrom !== undefined) await freeExtension(deps, datasetId, payload);
+      else await deps.store.free(datasetId).catch(() => undefined);
       throw e;
     } finally {
       await source.close().catch(() => undefined);
@@ -68,19 +73,51 @@ async function rangedImport(
   const size = payload.source.size;
   const reporter = new ProgressReporter(ctx);
   let next = 0;
+  let failed = false;
   const worker = async (): Promise<void> => {
-    while (next < mine.length) {
+    while (next < mine.length && !failed) {
       ctx.signal.throwIfAborted();
       const index = mine[next++]!;
       const start = index * payload.morselSize;
       const end = start + morselLength(size, payload.morselSize, index);
+      // Before the request: the owner feels bytes on the wire, not bytes already here.
+      await deps.admit?.(end - start, 'in', ctx.signal);
       const data = await source.readRange(start, end, expect, ctx.signal);
       const sha256 = createHash('sha256').update(data).digest('hex');
       await deps.store.put(datasetId, index, data, sha256);
       reporter.add(data.length, { index, sha256 } satisfies MorselHash);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(IMPORT_CONCURRENCY, mine.length) }, worker));
+  // Every worker stops before the job fails, so no put lands after the failure frees morsels.
+  const settled = await Promise.allSettled(
+    Array.from({ length: Math.min(IMPORT_CONCURRENCY, mine.length) }, () =>
+      worker().catch((e: unknown) => {
+        failed = true;
+        throw e;
+      }),
+    ),
+  );
+  const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) throw failure.reason;
   await reporter.flush();
   return { morsels: mine.length, bytes: reporter.doneBytes };
+}
+
+/**
+ * Undo a failed extension on this donor: free the morsels the job was given (those at or above
+ * `extendsFrom`), and the dataset itself if that leaves it empty (a donor new to it).
+ */
+async function freeExtension(
+  deps: ImportDeps,
+  datasetId: string,
+  payload: ImportJobPayload,
+): Promise<void> {
+  const from = payload.extendsFrom ?? 0;
+  try {
+    const held = (await deps.store.stat(datasetId)).indices;
+    for (const index of held.filter((i) => i >= from)) await deps.store.free(datasetId, index);
+    if (held.every((i) => i >= from)) await deps.store.free(datasetId);
+  } catch {
+    // Nothing stored yet, or already freed: the manager's delete job is the backstop.
+  }
 }

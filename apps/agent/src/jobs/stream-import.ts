@@ -47,6 +47,7 @@ export async function streamImport(
       } else {
         const url = urls.get(donor);
         if (!url) throw new FreeLoaderError('NO_DONORS', `no address for donor ${donor}`);
+        await deps.admit?.(data.length, 'out', ctx.signal);
         await pools.putMorsel(
           url,
           datasetId,
@@ -81,6 +82,8 @@ export async function streamImport(
   try {
     const stream = await source.readAll(expect, ctx.signal);
     for await (const piece of stream as AsyncIterable<Buffer>) {
+      // Not reading on is what slows the source down (TCP back-pressure); a pause holds it.
+      await deps.admit?.(piece.length, 'in', ctx.signal);
       pending = pending.length === 0 ? piece : Buffer.concat([pending, piece]);
       while (pending.length >= morselSize) {
         await dispatch(Buffer.from(pending.subarray(0, morselSize)));

@@ -6,7 +6,7 @@ import {
 } from '@freeloader/protocol';
 import { DatasetReader } from '../client/dataset-reader.js';
 import type { DonorPools } from '../client/donor-pool.js';
-import type { HashPool } from '../client/hash-pool.js';
+import type { HashPool, SharedMemory } from '../client/hash-pool.js';
 import { fetchMap } from '../client/fetch-map.js';
 import { reportReadOutcome } from '../client/report-rates.js';
 import { sourceFallback } from '../client/source-fallback.js';
@@ -78,12 +78,15 @@ export class DatasetSession {
     return morselLength(this.map.dataset.sizeBytes, this.map.dataset.morselSize, index);
   }
 
-  /** Morsel `index`, verified; retried with a fresh map before giving up. */
-  async readMorsel(index: number): Promise<Buffer> {
+  /**
+   * Morsel `index`, verified, into the start of `into` (memory shared with the hash workers: one
+   * buffer of the mount's cache); its length. Retried with a fresh map before giving up.
+   */
+  async readInto(index: number, into: SharedMemory): Promise<number> {
     for (let attempt = 0; ; attempt++) {
       if (Date.parse(this.map.capabilityExpiresAt) - Date.now() < 5_000) await this.refresh();
       try {
-        return await this.reader.readMorsel(index);
+        return await this.reader.readInto(index, into);
       } catch (e) {
         const delay = RETRY_DELAYS_MS[attempt];
         if (delay === undefined || this.closed || !retryable(e)) throw e;

@@ -13,9 +13,13 @@ import {
 import { unmountDir } from './mount-point.js';
 
 /**
- * Mount options: read-only (the kernel answers writes with EROFS itself), permission checks in
- * the kernel, reads up to 1 MiB per request, the page cache kept across opens while size and
- * mtime stay the same (datasets are immutable), and a type `mount` shows as fuse.freeloader.
+ * Mount options: read-only (the kernel answers writes with EROFS itself, so `big_writes` has
+ * nothing to do), permission checks in the kernel, reads as large as the kernel will send
+ * (libfuse 2 cannot negotiate more than 128 KiB per request, whatever `max_read` says), and a
+ * type `mount` shows as fuse.freeloader. `auto_cache` keeps the page cache across opens while
+ * size and mtime stay the same: a ready dataset never changes, so re-reads come from the page
+ * cache at memory speed, yet a path removed and imported again (new content, new import time)
+ * is read afresh — `kernel_cache` would keep serving the old bytes for it.
  */
 export const FUSE_OPTIONS = [
   'ro',

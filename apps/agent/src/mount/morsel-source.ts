@@ -1,7 +1,8 @@
 import { DonorPools } from '../client/donor-pool.js';
-import { HashPool } from '../client/hash-pool.js';
+import { HashPool, type SharedMemory } from '../client/hash-pool.js';
 import type { ManagerClient } from '../manager-client.js';
 import { FsError } from './file-system.js';
+import type { MorselBuffer } from './morsel-cache.js';
 import { SessionRegistry } from './session-registry.js';
 
 /** What the file system needs to know about an open dataset. */
@@ -22,9 +23,17 @@ export interface DatasetInfo {
 export interface MorselSource {
   /** Get ready to read dataset `id` (map, capability); counted until {@link release}. */
   open(id: string): Promise<DatasetInfo>;
-  /** Morsel `index` of an open dataset, SHA-256 verified, in a buffer the caller owns. */
-  read(id: string, index: number): Promise<Buffer>;
+  /**
+   * Morsel `index` of an open dataset, SHA-256 verified, written to the start of `into` (given
+   * its memory first when it has none); resolves with its length once nothing writes to `into`
+   * any more (also when it fails).
+   */
+  read(id: string, index: number, into: MorselBuffer): Promise<number>;
+  /** `buffer` will not be read into again: let go of anything kept for it. */
+  forget(buffer: MorselBuffer): void;
   release(id: string): void;
+  /** Resolves once reads are served without start-up delay (a thread loaded, say). */
+  ready?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -43,7 +52,9 @@ export class InProcessMorselSource implements MorselSource {
 
   constructor(deps: SourceDeps) {
     const perDonor = deps.perDonorInFlight ?? 4;
-    this.pools = new DonorPools(Math.max(4, perDonor));
+    // One pipelined connection per donor, as `get` uses: on a shaped 100 Mbit/s link several
+    // TCP flows overflow its queue and stall on retransmits (see DonorLanes).
+    this.pools = new DonorPools();
     this.sessions = new SessionRegistry({
       manager: deps.manager,
       pools: this.pools,
@@ -58,10 +69,20 @@ export class InProcessMorselSource implements MorselSource {
     return { id, size: s.size, morselSize: s.morselSize, count: s.count, width: s.width };
   }
 
-  async read(id: string, index: number): Promise<Buffer> {
+  read(id: string, index: number, into: MorselBuffer): Promise<number> {
+    if (!into.memory) into.attach(new SharedArrayBuffer(into.size));
+    return this.readInto(id, index, into as SharedMemory);
+  }
+
+  /** {@link read} into memory shared as it is (how the morsel worker reads). */
+  async readInto(id: string, index: number, into: SharedMemory): Promise<number> {
     const session = this.sessions.peek(id);
     if (!session) throw new FsError('EBADF', `dataset ${id} is not open`);
-    return (await session).readMorsel(index);
+    return (await session).readInto(index, into);
+  }
+
+  forget(buffer: MorselBuffer | SharedMemory): void {
+    if (buffer.memory) this.hashes.forget(buffer as SharedMemory);
   }
 
   release(id: string): void {

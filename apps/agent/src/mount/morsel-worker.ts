@@ -1,19 +1,14 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { ManagerClient } from '../manager-client.js';
 import { InProcessMorselSource } from './morsel-source.js';
-import {
-  fromWire,
-  toWire,
-  transferable,
-  type FromWorker,
-  type ToWorker,
-} from './worker-protocol.js';
+import { fromWire, toWire, type FromWorker, type ToWorker } from './worker-protocol.js';
 
-// The mount's network thread: fetches and verifies morsels through the client library so the
-// main thread, which answers the kernel one request at a time, only copies bytes. Manager calls
-// (maps, rates) go back to the main thread, which holds the credentials.
+// The mount's network thread: fetches and verifies morsels through the client library straight
+// into the cache's shared buffers, so the main thread, which answers the kernel one request at a
+// time, only copies bytes out. Manager calls (maps, rates) go back to the main thread, which
+// holds the credentials.
 const port = parentPort!;
-const post = (m: FromWorker, transfer: ArrayBuffer[] = []): void => port.postMessage(m, transfer);
+const post = (m: FromWorker): void => port.postMessage(m);
 
 let nextQ = 0;
 const managerCalls = new Map<
@@ -39,6 +34,8 @@ const source = new InProcessMorselSource({
 });
 /** Opens per dataset, so a read after a restart of this worker can reopen what it needs. */
 const held = new Map<string, number>();
+/** The cache's buffers by id (one object each: the hash pool knows them by identity). */
+const buffers = new Map<number, { memory: SharedArrayBuffer }>();
 
 async function ensureOpen(id: string): Promise<void> {
   if (held.has(id)) return;
@@ -64,17 +61,37 @@ port.on('message', (m: ToWorker) => {
         (e: unknown) => post({ t: 'reply', q: m.q, error: toWire(e) }),
       );
       return;
-    case 'read':
+    case 'buffer':
+      buffers.set(m.buffer, { memory: m.memory });
+      return;
+    case 'forget': {
+      const b = buffers.get(m.buffer);
+      buffers.delete(m.buffer);
+      if (b) source.forget(b);
+      return;
+    }
+    case 'read': {
+      // A new buffer is allocated here: zeroing and faulting in its pages is this thread's work,
+      // not the kernel-facing main thread's.
+      let into = buffers.get(m.buffer);
+      const fresh = !into;
+      if (!into) buffers.set(m.buffer, (into = { memory: new SharedArrayBuffer(m.size) }));
+      const target = into;
       ensureOpen(m.id)
-        .then(() => source.read(m.id, m.index))
+        .then(() => source.readInto(m.id, m.index, target))
         .then(
-          (data) => {
-            const buf = transferable(data);
-            post({ t: 'reply', q: m.q, data: buf }, [buf]);
+          (length) =>
+            post({ t: 'reply', q: m.q, length, ...(fresh ? { memory: target.memory } : {}) }),
+          (e: unknown) => {
+            if (fresh) {
+              buffers.delete(m.buffer);
+              source.forget(target);
+            }
+            post({ t: 'reply', q: m.q, error: toWire(e) });
           },
-          (e: unknown) => post({ t: 'reply', q: m.q, error: toWire(e) }),
         );
       return;
+    }
     case 'release': {
       const n = (held.get(m.id) ?? 0) - 1;
       if (n > 0) held.set(m.id, n);
@@ -87,3 +104,5 @@ port.on('message', (m: ToWorker) => {
       return;
   }
 });
+
+post({ t: 'ready' });

@@ -63,6 +63,8 @@ export async function startMount(opts: StartMountOptions): Promise<RunningMount>
   });
   let mounted: Mounted;
   try {
+    // Say "mounted" only once the first read is served at full speed.
+    await fs.ready();
     mounted = await adapter.mount(dir, fs, {
       opTimeoutMs: opts.opTimeoutMs ?? 30_000,
       ...(opts.allowOther ? { allowOther: true } : {}),

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ManagerClient } from '../manager-client.js';
 import { FsError } from './file-system.js';
+import type { MorselBuffer } from './morsel-cache.js';
 import type { DatasetInfo, MorselSource } from './morsel-source.js';
 import { fromWire, toWire, type FromWorker, type ToWorker } from './worker-protocol.js';
 
@@ -15,20 +16,28 @@ interface Pending {
 
 /**
  * Morsels fetched and verified on a worker thread. The main thread answers the kernel one
- * request at a time; with HTTP parsing, buffers and their garbage on another thread, a request
- * for bytes already in memory is never held up behind network work. Morsels arrive transferred,
- * not copied. A worker that dies fails its outstanding reads (EIO) and is replaced on the next.
+ * request at a time; with HTTP parsing and its garbage on another thread, a request for bytes
+ * already in memory is never held up behind network work. The worker writes each morsel into
+ * the cache's shared buffer (nothing is copied or transferred between threads). It starts with
+ * the source, so its start-up is over before the first read; one that dies fails its outstanding
+ * reads (EIO) and is replaced on the next.
  */
 export class WorkerMorselSource implements MorselSource {
   private worker: Worker | undefined;
   private readonly pending = new Map<number, Pending>();
   private nextQ = 0;
   private closed = false;
+  /** Cache buffers the current worker has been given. */
+  private readonly shared = new Set<number>();
+  private started!: Promise<void>;
+  private markStarted!: () => void;
 
   constructor(
     private readonly manager: ManagerClient,
     private readonly opts: { perDonorInFlight?: number; log?: (message: string) => void } = {},
-  ) {}
+  ) {
+    this.spawned();
+  }
 
   /** Whether the worker's compiled file is there (not when running from TypeScript sources). */
   static available(): boolean {
@@ -40,9 +49,34 @@ export class WorkerMorselSource implements MorselSource {
     return r.info!;
   }
 
-  async read(id: string, index: number): Promise<Buffer> {
-    const r = await this.call({ t: 'read', q: this.nextQ++, id, index });
-    return Buffer.from(r.data!);
+  async read(id: string, index: number, into: MorselBuffer): Promise<number> {
+    // Memory the worker does not know (it restarted since) is shared first; a buffer without
+    // memory is allocated by the worker and comes back with the reply.
+    if (into.memory && !this.closed && !this.shared.has(into.id)) {
+      const memory = into.memory;
+      this.spawned().postMessage({ t: 'buffer', buffer: into.id, memory } satisfies ToWorker);
+      this.shared.add(into.id);
+    }
+    const size = into.size;
+    const r = await this.call({ t: 'read', q: this.nextQ++, id, index, buffer: into.id, size });
+    if (r.memory) {
+      into.attach(r.memory);
+      this.shared.add(into.id);
+    }
+    return r.length!;
+  }
+
+  /**
+   * Resolves once the worker has loaded (so the first read after mounting does not wait for a
+   * thread to start and compile the client library), or after `timeoutMs` whatever happened.
+   */
+  ready(timeoutMs = 15_000): Promise<void> {
+    return Promise.race([this.started, new Promise<void>((r) => setTimeout(r, timeoutMs).unref())]);
+  }
+
+  forget(buffer: MorselBuffer): void {
+    if (!this.shared.delete(buffer.id)) return;
+    this.worker?.postMessage({ t: 'forget', buffer: buffer.id } satisfies ToWorker);
   }
 
   release(id: string): void {
@@ -80,10 +114,13 @@ export class WorkerMorselSource implements MorselSource {
     const w = new Worker(WORKER_FILE, {
       workerData: { perDonorInFlight: this.opts.perDonorInFlight },
     });
+    this.started = new Promise<void>((r) => (this.markStarted = r));
     w.on('message', (m: FromWorker) => this.onMessage(w, m));
     const lost = (why: unknown): void => {
       if (this.worker !== w) return;
       this.worker = undefined;
+      this.shared.clear();
+      this.markStarted(); // nothing to wait for any more
       if (!this.closed) this.opts.log?.(`morsel worker stopped (${String(why)}); restarting`);
       for (const p of this.pending.values()) p.reject(new FsError('EIO', 'morsel worker stopped'));
       this.pending.clear();
@@ -104,6 +141,9 @@ export class WorkerMorselSource implements MorselSource {
       }
       case 'log':
         this.opts.log?.(m.message);
+        return;
+      case 'ready':
+        if (this.worker === w) this.markStarted();
         return;
       case 'manager':
         this.manager.request(m.method, m.path, m.body).then(

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
+import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
+import type { AdmitTransfer } from '../governor/governance.js';
 import type { ManagerClient } from '../manager-client.js';
 import { PatchRegistry } from './patch-registry.js';
 import { registerPatchRoutes } from './patch-routes.js';
@@ -12,6 +14,9 @@ export interface AttachPatchingOptions {
   allowFileUris?: boolean;
   /** Bytes served to clients (the governor counts them like morsel reads). */
   onServed?: (bytes: number) => void;
+  /** The governor: patched morsels are served paced, source downloads admitted. */
+  pace?: (body: Buffer | Readable) => Buffer | Readable;
+  admit?: AdmitTransfer;
 }
 
 /**
@@ -30,12 +35,14 @@ export function attachPatching(
     agentId: opts.agentId,
     log: opts.log,
     allowFileUris: opts.allowFileUris,
+    ...(opts.admit ? { admit: opts.admit } : {}),
   });
   registerPatchRoutes(service, {
     registry,
     agentId: opts.agentId,
     managerPublicKey: opts.managerPublicKey,
     onServed: opts.onServed,
+    ...(opts.pace ? { pace: opts.pace } : {}),
   });
   return registry;
 }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { FreeLoaderError, MiB, type PatchSessionPlan } from '@freeloader/protocol';
+import type { AdmitTransfer } from '../governor/governance.js';
 import type { ManagerClient } from '../manager-client.js';
 import { PeerClient } from './peer-client.js';
 import { PatchSession } from './patch-session.js';
@@ -18,6 +19,7 @@ export interface PatchRegistryDeps {
   allowFileUris?: boolean;
   budgetBytes?: number;
   idleMs?: number;
+  admit?: AdmitTransfer;
 }
 
 /**
@@ -98,6 +100,7 @@ export class PatchRegistry {
       log: this.deps.log,
       budgetBytes: this.deps.budgetBytes ?? PATCH_BUDGET_BYTES,
       allowFileUris: this.deps.allowFileUris,
+      ...(this.deps.admit ? { admit: this.deps.admit } : {}),
       onClosed: (sid) => this.forget(sid),
     });
     session.start();

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
@@ -31,6 +32,8 @@ export interface PatchRouteDeps {
   agentId: () => string | undefined;
   managerPublicKey: () => string | undefined;
   onServed?: (bytes: number) => void;
+  /** Pace a response body (the governor), or throw while donating is paused. */
+  pace?: (body: Buffer | Readable) => Buffer | Readable;
 }
 
 /**
@@ -74,6 +77,7 @@ export function registerPatchRoutes(app: FastifyInstance, deps: PatchRouteDeps):
         const gone = new AbortController();
         req.raw.once('close', () => gone.abort());
         const morsel = await session.serve(index, SERVE_WAIT_MS, gone.signal);
+        const body = deps.pace ? deps.pace(morsel.data) : morsel.data;
         // Dropped only once the client has it all; a broken transfer may be asked for again.
         reply.raw.once('finish', () => {
           session.delivered(index);
@@ -85,7 +89,7 @@ export function registerPatchRoutes(app: FastifyInstance, deps: PatchRouteDeps):
           .header(MORSEL_HASH_HEADER, morsel.sha256)
           .header(SOURCE_ETAG_HEADER, session.plan.source.etag ?? '')
           .header('cache-control', 'no-store')
-          .send(morsel.data);
+          .send(body);
       },
     );
 

@@ -8,6 +8,7 @@ import {
   type PatchSessionPlan,
 } from '@freeloader/protocol';
 import { openSource, type Source } from '@freeloader/sources';
+import type { AdmitTransfer } from '../governor/governance.js';
 import type { ManagerClient } from '../manager-client.js';
 import { Semaphore } from '../client/semaphore.js';
 import { downloadRange, type RangeStats } from './download-range.js';
@@ -28,6 +29,8 @@ export interface PatchSessionDeps {
   /** Bytes this node may hold for the session before its download pauses. */
   budgetBytes: number;
   allowFileUris?: boolean;
+  /** The governor's admission for source downloads (paced with serving, held while paused). */
+  admit?: AdmitTransfer;
   onClosed: (sessionId: string) => void;
 }
 
@@ -192,6 +195,8 @@ export class PatchSession {
   }
 
   private async dispatch(index: number, data: Buffer): Promise<void> {
+    // Awaited by the download loop: holding here slows the source stream to the governor's pace.
+    await this.deps.admit?.(data.length, 'in', this.controller.signal);
     this.lastActivity = performance.now();
     const sha256 = createHash('sha256').update(data).digest('hex');
     if (index >= this.plan.hashesFrom) {
@@ -220,8 +225,9 @@ export class PatchSession {
     const { morselSize, source } = this.plan;
     const start = index * morselSize;
     const end = Math.min(source.size, start + morselSize);
-    void this.source
-      .readRange(start, end, source, this.controller.signal)
+    const signal = this.controller.signal;
+    void Promise.resolve(this.deps.admit?.(end - start, 'in', signal))
+      .then(() => this.source.readRange(start, end, source, signal))
       .then((data) => {
         const sha256 = createHash('sha256').update(data).digest('hex');
         this.buffer.put(index, { data, sha256 });

@@ -7,6 +7,8 @@ import {
   type DatasetView,
 } from '@freeloader/protocol';
 import { startTestServer, type TestServer } from '@freeloader/sources/testing';
+import { DatasetReader } from '../client/dataset-reader.js';
+import { fetchMap } from '../client/fetch-map.js';
 import type { SettingsClient } from '../settings/settings-client.js';
 import { settingsOf } from '../settings/settings-of.js';
 import { waitFor } from '../test/cluster-harness.js';
@@ -44,6 +46,11 @@ describe('quota cut below usage', () => {
     // Placement spreads both datasets (how evenly is the placement policy's business).
     const ledger = (await ledgerOf(first)).usedBytes;
     expect(ledger).toBeGreaterThanOrEqual(2 * MiB);
+
+    // A reader that fetched its maps just before the cut: they still name the first donor.
+    const oldMaps = await Promise.all(
+      sources.map((_, i) => fetchMap(c.tm.admin, `reloc/d${i}.bin`)),
+    );
 
     // Readers keep going while the data moves.
     let reads = 0;
@@ -94,6 +101,23 @@ describe('quota cut below usage', () => {
     }
     // The manager's ledger followed the bytes: nothing left on the first donor.
     expect((await ledgerOf(first)).usedBytes).toBe(0);
+
+    // Well past the 5 s the old copies used to live, the reader with the old maps still reads
+    // everything, from the first donor too: its copies stay until those maps' capabilities
+    // expire (minutes), and are not counted as used meanwhile.
+    expect(done.relocation.retainedBytes).toBeGreaterThan(ledger - MiB);
+    await new Promise((r) => setTimeout(r, 6_000));
+    for (const [i, s] of sources.entries()) {
+      const reader = new DatasetReader(oldMaps[i]!);
+      try {
+        const parts: Buffer[] = [];
+        for (let m = 0; m < reader.count; m++) parts.push(await reader.readMorsel(m));
+        expect(sha256Hex(Buffer.concat(parts))).toBe(sha256Hex(s.content));
+      } finally {
+        await reader.close();
+      }
+    }
+    expect((await settings.state()).quota.usedBytes).toBe(0);
     const others = await Promise.all(c.agents.slice(1).map((a) => ledgerOf(a.agentId)));
     expect(others.reduce((s, a) => s + a.usedBytes, 0)).toBe(18 * MiB);
   }, 60_000);

@@ -1,10 +1,11 @@
-import type { Logger } from 'pino';
 import type { RelocateJobPayload, RelocationCommitResponse } from '@freeloader/protocol';
 import { DonorPools } from '../client/donor-pool.js';
+import type { AdmitTransfer } from '../governor/governance.js';
 import type { JobHandler } from '../jobs/job-runner.js';
 import type { ManagerClient } from '../manager-client.js';
 import type { MorselStore } from '../store/store.js';
 import type { RelocationTracker } from './relocation-tracker.js';
+import { READER_MAP_LIFETIME_MS, type RetiringStore } from './retiring-store.js';
 
 /** Morsel PUTs in flight per relocate job. */
 const PUSH_IN_FLIGHT = 4;
@@ -15,12 +16,18 @@ export interface RelocateDeps {
   store: MorselStore;
   manager: ManagerClient;
   tracker: RelocationTracker;
+  /** Keeps moved morsels readable for readers of the old map (the daemon's store). */
+  retire: RetiringStore['retire'];
+  /** The governor's admission: pushes are paced with serving and wait out pauses. */
+  admit?: AdmitTransfer;
 }
 
 /**
  * Run a `relocate` job: push each listed morsel to the donor the manager named (verified by the
- * receiver against the hash we send), ask the manager to commit the new placement, and free the
- * local copies only after `graceMs`, so a reader still holding the old map keeps finding them.
+ * receiver against the hash we send), ask the manager to commit the new placement, and retire
+ * the local copies: a reader that fetched the map just before the commit may use it until its
+ * capability expires, so they stay readable that long (or the manager's `graceMs`, if longer)
+ * unless their space is needed first.
  */
 export function relocateJobHandler(deps: RelocateDeps): JobHandler {
   return async (job, ctx) => {
@@ -29,11 +36,13 @@ export function relocateJobHandler(deps: RelocateDeps): JobHandler {
     const pools = new DonorPools(2);
     let done = 0;
     let committed = false;
+    const moved: Array<{ index: number; bytes: number }> = [];
     let reported = performance.now();
     deps.tracker.progress(job.id, 0, total);
     try {
       for (const move of p.moves) {
         await forEachLimited(move.morsels, PUSH_IN_FLIGHT, async (index) => {
+          await deps.admit?.(p.morselSize, 'out', ctx.signal);
           const { data, sha256 } = await deps.store.get(p.datasetId, index);
           await pools.putMorsel(
             move.url,
@@ -45,6 +54,7 @@ export function relocateJobHandler(deps: RelocateDeps): JobHandler {
             ctx.signal,
           );
           done += data.length;
+          moved.push({ index, bytes: data.length });
           deps.tracker.progress(job.id, done, total);
           if (performance.now() - reported >= REPORT_EVERY_MS) {
             reported = performance.now();
@@ -59,8 +69,12 @@ export function relocateJobHandler(deps: RelocateDeps): JobHandler {
         {},
       );
       committed = true;
-      const moved = p.moves.flatMap((m) => m.morsels);
-      freeLater(deps.store, p.datasetId, moved, p.graceMs, ctx.log);
+      const keepMs = Math.max(p.graceMs, READER_MAP_LIFETIME_MS);
+      deps.retire(p.datasetId, moved, keepMs);
+      ctx.log.info(
+        { dataset: p.datasetId, morsels: moved.length, keepMs },
+        'relocated morsels retired: readable until old maps expire, or their space is needed',
+      );
       deps.tracker.finished(job.id);
       return { movedMorsels: result.movedMorsels, movedBytes: result.movedBytes };
     } catch (e) {
@@ -90,32 +104,4 @@ async function forEachLimited<T>(
     while (next < items.length) await fn(items[next++]!);
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
-/**
- * Free moved morsels after the grace period; the whole dataset when nothing of it stays here.
- * A restart before then leaves them until the next reconciliation; nothing reads them anyway.
- */
-function freeLater(
-  store: MorselStore,
-  datasetId: string,
-  morsels: number[],
-  graceMs: number,
-  log: Logger,
-): void {
-  const free = async (): Promise<void> => {
-    const held = await store.stat(datasetId).catch(() => undefined);
-    if (!held) return;
-    const moving = new Set(morsels);
-    if (held.indices.every((i) => moving.has(i))) {
-      await store.free(datasetId);
-    } else {
-      for (const i of morsels) await store.free(datasetId, i);
-    }
-    log.info({ dataset: datasetId, morsels: morsels.length }, 'relocated morsels freed');
-  };
-  const timer = setTimeout(() => {
-    free().catch((e: unknown) => log.warn({ err: String(e) }, 'freeing relocated morsels failed'));
-  }, graceMs);
-  timer.unref();
 }

@@ -37,7 +37,8 @@ export class RelocationTracker {
     this.error = message;
   }
 
-  snapshot(): RelocationProgress {
+  /** Progress as the settings page shows it (the store adds what it still retains). */
+  snapshot(): Omit<RelocationProgress, 'retainedBytes'> {
     const list = [...this.jobs.values()];
     const totalBytes = Math.max(
       this.expected,

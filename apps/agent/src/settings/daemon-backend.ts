@@ -58,7 +58,7 @@ export class DaemonBackend implements SettingsBackend {
         },
         settings: g.settings as LocalState['governor']['settings'],
       },
-      relocation: d.relocation.snapshot(),
+      relocation: { ...d.relocation.snapshot(), retainedBytes: d.store.retiredBytes },
     };
   }
 

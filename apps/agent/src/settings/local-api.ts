@@ -73,6 +73,11 @@ export interface RelocationProgress {
   evicted: number;
   /** Excess nobody could take yet. */
   unplacedBytes: number;
+  /**
+   * Moved bytes still kept here (not counted as used) for readers holding the old placement;
+   * freed once their capabilities expire, or sooner when the space is needed.
+   */
+  retainedBytes: number;
   error: string | null;
 }
 

@@ -3,10 +3,17 @@ import { DEFAULT_GOVERNOR_SETTINGS } from '../governor/governor-settings.js';
 import type { SettingsBackend } from './daemon-backend.js';
 import type { EnrollLocal, LocalState } from './local-api.js';
 
+/** What the enrollment form starts with (from the command line), all optional. */
+export interface SetupDefaults {
+  managerUrl?: string | null;
+  quotaBytes?: number | null;
+  bandwidthOnly?: boolean;
+}
+
 /**
  * The settings API before this computer has joined a cache: it shows "not enrolled" and offers
  * enrollment (manager URL + join token + quota); `onEnroll` starts the daemon, after which the
- * caller swaps in a DaemonBackend.
+ * caller swaps in a DaemonBackend. The defaults show up in the form (state's managerUrl, quota).
  */
 export class SetupBackend implements SettingsBackend {
   private error: string | null = null;
@@ -14,6 +21,7 @@ export class SetupBackend implements SettingsBackend {
   constructor(
     private readonly dir: string,
     private readonly onEnroll: (req: EnrollLocal) => Promise<void>,
+    private readonly defaults: SetupDefaults = {},
   ) {}
 
   state(): LocalState {
@@ -23,11 +31,11 @@ export class SetupBackend implements SettingsBackend {
       agentId: null,
       name: null,
       status: 'setup',
-      managerUrl: null,
+      managerUrl: this.defaults.managerUrl ?? null,
       serviceUrl: null,
       dir: this.dir,
-      bandwidthOnly: false,
-      quota: { quotaBytes: 0, usedBytes: 0, freeBytes: 0 },
+      bandwidthOnly: this.defaults.bandwidthOnly ?? false,
+      quota: { quotaBytes: this.defaults.quotaBytes ?? 0, usedBytes: 0, freeBytes: 0 },
       servingBps: 0,
       governor: {
         state: 'paused',
@@ -51,6 +59,7 @@ export class SetupBackend implements SettingsBackend {
         doneBytes: 0,
         evicted: 0,
         unplacedBytes: 0,
+        retainedBytes: 0,
         error: this.error,
       },
     };

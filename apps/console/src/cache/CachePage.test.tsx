@@ -10,7 +10,15 @@ const status: CacheStatus = {
   usedBytes: 50 * MiB,
   highWatermark: 0.9,
   lowWatermark: 0.75,
-  evictions: { trims: 2, trimmedBytes: 6 * MiB, evictions: 1, evictedBytes: 3 * MiB, lastAt: null },
+  evictions: {
+    trims: 2,
+    trimmedBytes: 6 * MiB,
+    evictions: 1,
+    evictedBytes: 3 * MiB,
+    extensions: 4,
+    extendedBytes: 12 * MiB,
+    lastAt: null,
+  },
   datasets: [
     {
       id: '00000000-0000-4000-8000-000000000001',
@@ -21,6 +29,8 @@ const status: CacheStatus = {
       prefixBytes: 12 * MiB,
       pinned: true,
       lastAccessAt: null,
+      reads: 7,
+      extendingToBytes: 30 * MiB,
     },
   ],
 };
@@ -30,11 +40,14 @@ describe('cache page parts', () => {
     renderUi(<CacheSpace s={status} />);
     expect(screen.getByText(/2 trims/)).toBeInTheDocument();
     expect(screen.getByText(/1 evictions/)).toBeInTheDocument();
+    expect(screen.getByText(/4 extensions \(12\.0 MiB\)/)).toBeInTheDocument();
   });
 
   it('lists each dataset with its cached part, model prefix and pin', () => {
     renderUi(<CachedDatasets s={status} />);
     expect(screen.getByText('climate/tas.nc')).toBeInTheDocument();
     expect(screen.getByLabelText('pin climate/tas.nc')).toBeChecked();
+    expect(screen.getByText('(extending to 30.0 MiB)')).toBeInTheDocument();
+    expect(screen.getByText('7')).toBeInTheDocument();
   });
 });

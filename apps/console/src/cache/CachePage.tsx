@@ -6,7 +6,7 @@ import { useCacheStatus, useClientRates, usePatchSessions, usePin, useSources } 
 
 const rate = (r: number | null) => (r === null ? '–' : formatRate(r));
 
-/** Space used, watermarks, and eviction counts. */
+/** Space used, watermarks, eviction counts, and prefixes extended for popular datasets. */
 export function CacheSpace({ s }: { s: CacheStatus }) {
   const used = s.capacityBytes > 0 ? s.usedBytes / s.capacityBytes : 0;
   const e = s.evictions;
@@ -17,13 +17,13 @@ export function CacheSpace({ s }: { s: CacheStatus }) {
         {formatBytes(s.usedBytes)} of {formatBytes(s.capacityBytes)} ({formatPercent(used)}); evicts
         above {formatPercent(s.highWatermark)} down to {formatPercent(s.lowWatermark)}. {e.trims}{' '}
         trims ({formatBytes(e.trimmedBytes)}), {e.evictions} evictions (
-        {formatBytes(e.evictedBytes)})
+        {formatBytes(e.evictedBytes)}), {e.extensions} extensions ({formatBytes(e.extendedBytes)})
       </Text>
     </Stack>
   );
 }
 
-/** Each dataset: cached part, model prefix, and a pin switch. */
+/** Each dataset: cached part (and an extension growing it), model prefix, reads, a pin switch. */
 export function CachedDatasets({ s }: { s: CacheStatus }) {
   const pin = usePin();
   if (s.datasets.length === 0) return <EmptyState title="No datasets cached" />;
@@ -34,6 +34,7 @@ export function CachedDatasets({ s }: { s: CacheStatus }) {
           <Table.Th>Dataset</Table.Th>
           <Table.Th>Cached</Table.Th>
           <Table.Th>Model prefix</Table.Th>
+          <Table.Th>Reads</Table.Th>
           <Table.Th>Pinned</Table.Th>
         </Table.Tr>
       </Table.Thead>
@@ -43,8 +44,15 @@ export function CachedDatasets({ s }: { s: CacheStatus }) {
             <Table.Td>{d.path}</Table.Td>
             <Table.Td>
               {formatBytes(d.cachedBytes)} of {formatBytes(d.sizeBytes)}
+              {d.extendingToBytes !== undefined && (
+                <Text span size="xs" c="dimmed">
+                  {' '}
+                  (extending to {formatBytes(d.extendingToBytes)})
+                </Text>
+              )}
             </Table.Td>
             <Table.Td>{formatBytes(d.prefixBytes)}</Table.Td>
+            <Table.Td>{d.reads ?? '–'}</Table.Td>
             <Table.Td>
               <Switch
                 checked={d.pinned}

@@ -5,6 +5,8 @@ import { useRevokeAgent } from '../api/queries';
 import { formatAgo, formatBytes, formatRate } from '../format';
 import { EmptyState, ErrorAlert } from '../ui/feedback';
 import { StateBadge } from '../ui/StateBadge';
+import { MeasuredRates, ObservedRate } from './MeasuredRates';
+import { useDonorRates } from './queries';
 
 function Usage({ a }: { a: AgentView }) {
   if (a.bandwidthOnly)
@@ -34,9 +36,13 @@ function Usage({ a }: { a: AgentView }) {
   );
 }
 
-/** Donors with state, space, serving rate, throttle and last heartbeat; admins may revoke. */
+/**
+ * Donors with state, space, serving rate, the rates their join probe measured and clients
+ * observed, throttle and last heartbeat; admins may revoke.
+ */
 export function DonorTable({ agents }: { agents: readonly AgentView[] }) {
   const revoke = useRevokeAgent();
+  const observed = useDonorRates(agents.length > 0).data;
   const [target, setTarget] = useState<AgentView | null>(null);
   if (agents.length === 0) {
     return (
@@ -47,7 +53,7 @@ export function DonorTable({ agents }: { agents: readonly AgentView[] }) {
   }
   return (
     <>
-      <Table.ScrollContainer minWidth={820}>
+      <Table.ScrollContainer minWidth={1040}>
         <Table verticalSpacing="xs" aria-label="donors" highlightOnHover>
           <Table.Thead>
             <Table.Tr>
@@ -55,6 +61,8 @@ export function DonorTable({ agents }: { agents: readonly AgentView[] }) {
               <Table.Th>State</Table.Th>
               <Table.Th>Space</Table.Th>
               <Table.Th ta="right">Serving</Table.Th>
+              <Table.Th>Measured</Table.Th>
+              <Table.Th>Observed</Table.Th>
               <Table.Th>Throttle</Table.Th>
               <Table.Th>Last heartbeat</Table.Th>
               <Table.Th />
@@ -73,7 +81,7 @@ export function DonorTable({ agents }: { agents: readonly AgentView[] }) {
                       {a.url}
                     </Text>
                   </Table.Td>
-                  <Table.Td>
+                  <Table.Td miw={76}>
                     <StateBadge state={a.state} />
                   </Table.Td>
                   <Table.Td>
@@ -81,6 +89,12 @@ export function DonorTable({ agents }: { agents: readonly AgentView[] }) {
                   </Table.Td>
                   <Table.Td ta="right" style={{ whiteSpace: 'nowrap' }}>
                     {formatRate(a.servingRate)}
+                  </Table.Td>
+                  <Table.Td style={{ whiteSpace: 'nowrap' }}>
+                    <MeasuredRates d={a.diagnostics} />
+                  </Table.Td>
+                  <Table.Td style={{ whiteSpace: 'nowrap' }}>
+                    <ObservedRate r={observed?.get(a.id)} />
                   </Table.Td>
                   <Table.Td>{a.throttle ?? 'unknown'}</Table.Td>
                   <Table.Td style={{ whiteSpace: 'nowrap' }}>

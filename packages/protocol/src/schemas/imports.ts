@@ -59,6 +59,11 @@ export const ImportJobPayload = Type.Object({
   extents: Type.Array(ExtentSchema),
   donors: Type.Array(DonorEndpoint),
   writeCapability: Type.String(),
+  /**
+   * Set when the job extends a ready dataset's cached prefix (issue 7): morsels below this index
+   * are cached and being read, so a failed job frees only the morsels it was given.
+   */
+  extendsFrom: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 export type ImportJobPayload = Static<typeof ImportJobPayload>;
 

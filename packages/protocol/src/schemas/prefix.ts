@@ -120,6 +120,10 @@ export const CachedDatasetView = Type.Object({
   prefixBytes: Bytes,
   pinned: Type.Boolean(),
   lastAccessAt: Nullable(Timestamp),
+  /** Reads (map fetches) so far. */
+  reads: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** The cached part an extension in flight is growing to (bytes); absent when none is. */
+  extendingToBytes: Type.Optional(Bytes),
 });
 export type CachedDatasetView = Static<typeof CachedDatasetView>;
 
@@ -128,6 +132,9 @@ export const EvictionTotals = Type.Object({
   trimmedBytes: Bytes,
   evictions: Type.Integer({ minimum: 0 }),
   evictedBytes: Bytes,
+  /** Cached prefixes extended because their dataset was read often (issue 7). */
+  extensions: Type.Integer({ minimum: 0 }),
+  extendedBytes: Bytes,
   lastAt: Nullable(Timestamp),
 });
 export type EvictionTotals = Static<typeof EvictionTotals>;

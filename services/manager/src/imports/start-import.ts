@@ -115,10 +115,10 @@ export async function startImport(
  * One reservation per donor. Each is admitted under the donor's row lock, so a racing import
  * that took the space first makes this one fail with NO_SPACE rather than overcommit.
  */
-async function reserveAll(
+export async function reserveAll(
   app: FastifyInstance,
   datasetId: string,
-  plan: ImportPlan,
+  plan: Pick<ImportPlan, 'bytesPerDonor'>,
   size: number,
 ): Promise<void> {
   const ttlSeconds = Math.min(7 * 24 * 3600, Math.ceil(3600 + size / SLOWEST_IMPORT_RATE));
@@ -127,13 +127,19 @@ async function reserveAll(
   }
 }
 
-async function queueJobs(
+/**
+ * What every import job of a plan carries but its mode: the source, the extents, the donors'
+ * endpoints and a write capability for them (prefix extensions reuse it).
+ *
+ * @example (await importPayload(app, id, plan, probe, 'alice'))('ranged')
+ */
+export async function importPayload(
   app: FastifyInstance,
   datasetId: string,
-  plan: ImportPlan,
+  plan: Pick<ImportPlan, 'bytesPerDonor' | 'morselSize' | 'extents'>,
   probe: SourceProbe,
   who: string,
-): Promise<void> {
+): Promise<(mode: ImportJobPayload['mode']) => ImportJobPayload> {
   const donorIds = [...plan.bytesPerDonor.keys()];
   const agents = await app.agentsRepo.getMany(donorIds);
   const donors = agents.map((a) => ({
@@ -148,7 +154,7 @@ async function queueJobs(
     aud: donorIds,
     exp: Math.floor(Date.now() / 1000) + Math.ceil(3600 + probe.size / SLOWEST_IMPORT_RATE),
   });
-  const payload = (mode: ImportJobPayload['mode']): ImportJobPayload => ({
+  return (mode) => ({
     mode,
     source: probe,
     morselSize: plan.morselSize,
@@ -156,6 +162,16 @@ async function queueJobs(
     donors,
     writeCapability,
   });
+}
+
+async function queueJobs(
+  app: FastifyInstance,
+  datasetId: string,
+  plan: ImportPlan,
+  probe: SourceProbe,
+  who: string,
+): Promise<void> {
+  const payload = await importPayload(app, datasetId, plan, probe, who);
   await withTransaction(app.pg, async (tx) => {
     await setPlacement(tx, datasetId, plan.extents);
     if (probe.acceptsRanges) {

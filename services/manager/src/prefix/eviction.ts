@@ -27,10 +27,13 @@ export async function cachedDatasets(app: FastifyInstance): Promise<CachedDatase
     cached_bytes: number;
     pinned: boolean;
     last_access_at: Date | null;
+    read_count: number;
+    extending_to: number | null;
   }>(
     `SELECT d.id, CASE WHEN f.path = '' THEN d.name ELSE f.path || '/' || d.name END AS path,
             d.source_uri, d.size_bytes, d.morsel_size, d.cached_bytes, d.pinned,
-            coalesce(d.last_access_at, d.created_at) AS last_access_at
+            coalesce(d.last_access_at, d.created_at) AS last_access_at,
+            d.read_count::int AS read_count, (d.extension->>'toBytes')::bigint AS extending_to
      FROM datasets d CROSS JOIN LATERAL folder_path(d.folder_id) AS f(path)
      WHERE d.state = 'ready'
      ORDER BY coalesce(d.last_access_at, d.created_at), d.id`,
@@ -51,6 +54,8 @@ export async function cachedDatasets(app: FastifyInstance): Promise<CachedDatase
         : r.size_bytes,
       pinned: r.pinned,
       lastAccessAt: isoOrNull(r.last_access_at),
+      reads: r.read_count,
+      ...(r.extending_to !== null ? { extendingToBytes: r.extending_to } : {}),
     };
   });
 }
@@ -107,20 +112,24 @@ export async function watermarkSweep(app: FastifyInstance): Promise<TrimResult[]
   );
 }
 
-/** Counts and bytes of every trim and eviction so far. */
+/** Counts and bytes of every trim, eviction and extension so far. */
 export async function evictionTotals(app: FastifyInstance): Promise<EvictionTotals> {
   const { rows } = await app.pg.query<{
     trims: number;
     trimmed: number;
     evictions: number;
     evicted: number;
+    extensions: number;
+    extended: number;
     last: Date | null;
   }>(
     `SELECT count(*) FILTER (WHERE kind = 'trim')::int AS trims,
             coalesce(sum(bytes) FILTER (WHERE kind = 'trim'), 0)::bigint AS trimmed,
             count(*) FILTER (WHERE kind = 'evict')::int AS evictions,
             coalesce(sum(bytes) FILTER (WHERE kind = 'evict'), 0)::bigint AS evicted,
-            max(at) AS last
+            count(*) FILTER (WHERE kind = 'extend')::int AS extensions,
+            coalesce(sum(bytes) FILTER (WHERE kind = 'extend'), 0)::bigint AS extended,
+            max(at) FILTER (WHERE kind <> 'extend') AS last
      FROM cache_evictions`,
   );
   const r = rows[0]!;
@@ -129,6 +138,8 @@ export async function evictionTotals(app: FastifyInstance): Promise<EvictionTota
     trimmedBytes: r.trimmed,
     evictions: r.evictions,
     evictedBytes: r.evicted,
+    extensions: r.extensions,
+    extendedBytes: r.extended,
     lastAt: isoOrNull(r.last),
   };
 }
@@ -136,7 +147,7 @@ export async function evictionTotals(app: FastifyInstance): Promise<EvictionTota
 /** Wait (bounded) until the delete jobs eviction queued have run, so donors really have room. */
 export async function waitForDeletes(
   app: FastifyInstance,
-  cuts: readonly TrimResult[],
+  cuts: readonly Pick<TrimResult, 'datasetId'>[],
   timeoutMs = 15_000,
 ): Promise<void> {
   const ids = cuts.map((c) => c.datasetId);

@@ -17,7 +17,8 @@ const isNoSpace = (e: unknown) => e instanceof FreeLoaderError && e.code === 'NO
  * otherwise only its model prefix (seed §3.1) is, after eviction made room for it. A source
  * without Range support cannot be patched, so such a dataset is always cached whole. `plan`
  * places `bytes` of the dataset (the caller's placement policy); it throws NO_SPACE when the
- * donors cannot hold them, and this function then evicts and tries again.
+ * donors cannot hold them, and this function then abandons prefix extensions in flight, evicts
+ * and tries again.
  *
  * @example const { plan, cacheBytes } = await planCached(app, probe, who, 1 << 20, (n) => place(n));
  */
@@ -32,6 +33,19 @@ export async function planCached<P>(
     return { plan: await plan(probe.size), cacheBytes: probe.size };
   } catch (e) {
     if (!isNoSpace(e)) throw e;
+  }
+  // Prefix extensions only use space nobody needs: an import takes it back before evicting.
+  const yielded = await app.prefixCache.extensions.yieldSpace('an import needs the space');
+  if (yielded.length > 0) {
+    await waitForDeletes(
+      app,
+      yielded.map((datasetId) => ({ datasetId })),
+    );
+    try {
+      return { plan: await plan(probe.size), cacheBytes: probe.size };
+    } catch (e) {
+      if (!isNoSpace(e)) throw e;
+    }
   }
   const key = sourceKey(probe.uri);
   const stats = key ? await app.prefixCache.sources.get(key) : null;

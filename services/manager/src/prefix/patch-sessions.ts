@@ -116,7 +116,9 @@ export function createPatchSessions(app: FastifyInstance) {
       }
       const count = morselCount(dataset.sizeBytes, dataset.morselSize);
       const cached = Math.floor(dataset.cachedBytes / dataset.morselSize);
-      const first = Math.min(count, Math.max(cached, req.fromMorsel ?? cached));
+      // An explicit `fromMorsel` is honoured even below the cached prefix: a reader whose map
+      // predates a prefix extension (issue 7) still needs the morsels its map does not place.
+      const first = Math.min(count, req.fromMorsel ?? cached);
       // At least the prefix's stripe width (seed 002 §5.2), and wide by default: the aggregate
       // patch rate grows with the number of nodes (seed Fig. 4).
       const holders = await app.placementRepo.donorsOfDataset(dataset.id);

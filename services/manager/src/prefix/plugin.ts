@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import { createClientRates, type ClientRates } from './client-rates.js';
 import { watermarkSweep } from './eviction.js';
+import { createPrefixExtensions, type PrefixExtensions } from './extension-trigger.js';
 import { createPatchSessions, type PatchSessions } from './patch-sessions.js';
 import { createSourceRegistry, type SourceRegistry } from './source-registry.js';
 import { sourceKey } from './source-key.js';
@@ -14,6 +15,7 @@ export interface PrefixServices {
   sources: SourceRegistry;
   clients: ClientRates;
   sessions: PatchSessions;
+  extensions: PrefixExtensions;
 }
 
 declare module 'fastify' {
@@ -37,11 +39,18 @@ export default fp<PrefixCachingOptions>(
       sources: createSourceRegistry(app.pg),
       clients: createClientRates(app.pg),
       sessions: undefined as unknown as PatchSessions,
+      extensions: undefined as unknown as PrefixExtensions,
     };
     app.decorate('prefixCache', prefix);
     prefix.sessions = createPatchSessions(app);
+    prefix.extensions = createPrefixExtensions(app);
 
     const off = app.events.subscribe((event) => {
+      if (event.type === 'agent' && event.state === 'dead') {
+        void prefix.extensions
+          .donorDied(event.agentId)
+          .catch((e: unknown) => app.log.warn({ err: e }, 'abandoning extensions failed'));
+      }
       if (event.type !== 'dataset' || event.state !== 'ready') return;
       void learnImportRate(event.datasetId).catch((e: unknown) =>
         app.log.warn({ err: e }, 'recording an import rate failed'),
@@ -80,6 +89,7 @@ export default fp<PrefixCachingOptions>(
     app.addHook('onClose', async () => {
       off();
       clearInterval(timer);
+      await prefix.extensions.idle();
     });
   },
   { name: 'prefix-caching', dependencies: ['postgres', 'placement-repo', 'namespace-repo'] },

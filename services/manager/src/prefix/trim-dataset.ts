@@ -3,6 +3,7 @@ import { donorOf, morselLength, type Extent } from '@freeloader/protocol';
 import { withTransaction, type Queryable } from '../db/pool.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { getPlacement, setPlacement } from '../repositories/placement.js';
+import { abandonExtensionIn } from './abandon-extension.js';
 
 export interface TrimResult {
   datasetId: string;
@@ -96,6 +97,8 @@ export async function trimDataset(
     );
     const d = rows[0];
     if (!d || d.state !== 'ready' || d.pinned || d.cached_bytes <= toBytes) return null;
+    // The cache needs the space: an extension in flight would only grow what is being cut.
+    await abandonExtensionIn(tx, datasetId);
     const keep = Math.floor(Math.max(0, toBytes) / d.morsel_size);
     const target = Math.min(d.size_bytes, keep * d.morsel_size);
     const { extents, freed } = clipExtents(

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import {
+  CAPABILITY_CLOCK_SKEW_S,
+  CAPABILITY_TTL_S,
   FreeLoaderError,
   signCapability,
   type QuotaChangeResponse,
@@ -12,8 +14,12 @@ import { enqueueJob } from '../repositories/jobs.js';
 import { getPlacement } from '../repositories/placement.js';
 import { planRelocation, type DatasetMove, type HeldDataset } from './plan-relocation.js';
 
-/** Moved morsels stay on the old donor this long after the commit, for readers with old maps. */
-export const RELOCATION_GRACE_MS = 5_000;
+/**
+ * Moved morsels stay on the old donor this long after the commit, for readers with old maps: a
+ * map's read capability is accepted for CAPABILITY_TTL_S plus the clock skew allowance. (The
+ * donor frees them sooner when it needs the space.)
+ */
+export const RELOCATION_GRACE_MS = (CAPABILITY_TTL_S + CAPABILITY_CLOCK_SKEW_S) * 1000;
 /** Lifetime of a relocation's target reservations and write capability (seconds). */
 const RELOCATION_TTL_S = 6 * 3600;
 

@@ -100,7 +100,8 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
         sub: principalOf(req),
         exp,
       });
-      await app.namespaceRepo.touch(dataset.id);
+      // A read: eviction's recency, and the count that may earn a longer prefix (issue 7).
+      await app.prefixCache.extensions.noteRead(dataset, principalOf(req));
       return {
         dataset,
         extents,

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { DEFAULT_AGENT_PORT, FreeLoaderError, parseSize } from '@freeloader/protocol';
-import { AgentDaemon } from '../../daemon/agent-daemon.js';
+import type { AgentDaemon } from '../../daemon/agent-daemon.js';
 import { createLogger } from '../logger.js';
 import { defaultManagerUrl } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';
-import { serveDaemonSettings } from '../../settings/daemon-settings.js';
-import { DEFAULT_SETTINGS_PORT, type SettingsServer } from '../../settings/settings-server.js';
+import { AgentHost } from '../../daemon/agent-host.js';
+import { DEFAULT_SETTINGS_PORT } from '../../settings/settings-server.js';
 import { parseListen } from './listen.js';
 
 export function registerAgent(program: Command): void {
@@ -15,7 +15,7 @@ export function registerAgent(program: Command): void {
     .option('--manager <url>', 'manager URL', defaultManagerUrl())
     .option(
       '--token <token>',
-      'join token, or FREELOADER_JOIN_TOKEN (first start only; later starts reuse the identity)',
+      'join token, or FREELOADER_JOIN_TOKEN (first start only; later starts reuse the identity; without one, enroll on the settings page)',
     )
     .requiredOption('--dir <path>', 'state directory (identity, settings, morsel store)')
     .option('--quota <size>', 'donated space, e.g. 20GiB (remembered after the first start)')
@@ -39,45 +39,43 @@ export function registerAgent(program: Command): void {
           '--bandwidth-only agents donate no disk: drop --quota',
         );
       }
-      const daemon = await AgentDaemon.start({
-        managerUrl: opts.manager,
-        // From the environment, the secret stays out of the process list.
-        token: opts.token ?? (process.env.FREELOADER_JOIN_TOKEN || undefined),
-        dir: opts.dir,
-        quotaBytes: opts.bandwidthOnly ? 0 : quotaBytes,
-        listenHost: listen.host,
-        listenPort: listen.port,
-        advertiseUrl: opts.advertise,
-        name: opts.name,
-        bandwidthOnly: opts.bandwidthOnly,
-        logger: createLogger(opts.logLevel),
-      });
-      daemon.on('status', (s: string) => console.error(`agent: ${s}`));
-      console.error(
-        `agent ${daemon.identity?.agentId ?? '?'} serving at ${daemon.url} (${daemon.status})`,
-      );
-      // Signals are handled from here on: a stop while the settings page starts is clean too.
-      let settings: SettingsServer | undefined;
-      let stopping = false;
+      const logger = createLogger(opts.logLevel);
+      const announce = (daemon: AgentDaemon): void => {
+        daemon.on('status', (s: string) => console.error(`agent: ${s}`));
+        console.error(
+          `agent ${daemon.identity?.agentId ?? '?'} serving at ${daemon.url} (${daemon.status})`,
+        );
+      };
+      // Signals are handled from before the start: a stop while the daemon or the settings page
+      // starts (the daemon heartbeats before the page listens) must still be a clean stop.
+      const started: { host?: AgentHost } = {};
+      let stopRequested = false;
       const stopped = runUntilSignal(async () => {
-        stopping = true;
-        await settings?.close();
-        await daemon.stop();
+        stopRequested = true;
+        await started.host?.stop();
       });
-      if (opts.settings !== false) {
-        try {
-          settings = await serveDaemonSettings(daemon, {
-            dir: opts.dir,
-            managerUrl: opts.manager,
-            bandwidthOnly: opts.bandwidthOnly ?? false,
-            ...parseListen(opts.settings),
-          });
-        } catch (e) {
-          await daemon.stop();
-          throw e;
-        }
-        if (stopping) await settings.close();
-        else console.error(`settings at ${settings.openUrl}`);
+      const host = await AgentHost.start({
+        agent: {
+          managerUrl: opts.manager,
+          // From the environment, the secret stays out of the process list.
+          token: opts.token ?? (process.env.FREELOADER_JOIN_TOKEN || undefined),
+          dir: opts.dir,
+          quotaBytes: opts.bandwidthOnly ? 0 : quotaBytes,
+          listenHost: listen.host,
+          listenPort: listen.port,
+          advertiseUrl: opts.advertise,
+          name: opts.name,
+          bandwidthOnly: opts.bandwidthOnly,
+          logger,
+        },
+        settings: opts.settings === false ? false : parseListen(opts.settings),
+        onDaemon: announce,
+      });
+      started.host = host;
+      if (stopRequested) await host.stop();
+      else if (host.settings) console.error(`settings at ${host.settings.openUrl}`);
+      if (!stopRequested && !host.daemon) {
+        console.error('agent: not enrolled yet; open the settings page to join a cache');
       }
       await stopped;
     });

@@ -1,6 +1,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { formatSize } from '@freeloader/protocol';
+import { formatSize, type DatasetMap } from '@freeloader/protocol';
+import type { DonorRate } from '../../client/dataset-reader.js';
 import { getDataset } from '../../client/get-dataset.js';
 import { defaultManagerUrl } from '../paths.js';
 import { ProgressBar } from '../progress-bar.js';
@@ -15,8 +16,12 @@ export function registerGet(program: Command): void {
     .option('-o, --output <file>', 'output file, or - for stdout (default: the dataset name)')
     .option('--manager <url>', 'manager URL', defaultManagerUrl())
     .option('--window <morsels>', 'morsels buffered or in flight when writing to stdout')
+    .option('--stats', 'print what each donor delivered (MB, busy seconds, MB/s)')
     .action(
-      async (dataset: string, opts: { output?: string; manager: string; window?: string }) => {
+      async (
+        dataset: string,
+        opts: { output?: string; manager: string; window?: string; stats?: boolean },
+      ) => {
         const client = await userClient(opts.manager);
         const target = opts.output ?? dataset.split('/').pop()!;
         // A file is written at offsets as morsels arrive; stdout needs them in order.
@@ -43,10 +48,29 @@ export function registerGet(program: Command): void {
               `${mbps.toFixed(1)} MB/s, ${summary.donorFailures} donor failure(s)` +
               (file ? ` → ${target}` : ''),
           );
+          if (opts.stats) {
+            console.error(`first morsel after ${summary.firstMorselSeconds.toFixed(3)} s`);
+            console.error(donorTable(summary.map, summary.donors));
+          }
         } finally {
           await file?.close().catch(() => undefined);
           await client.close();
         }
       },
     );
+}
+
+/** One line per donor, slowest last: address, MB delivered, seconds busy, MB/s while busy. */
+function donorTable(map: DatasetMap, donors: Map<string, DonorRate>): string {
+  const names = new Map(map.donors.map((d) => [d.id, d.url.replace(/^https?:\/\//, '')]));
+  const rows = [...donors]
+    .map(([id, r]) => ({ name: names.get(id) ?? id, ...r }))
+    .sort((a, b) => a.busyMs - b.busyMs)
+    .map(
+      (r) =>
+        `  ${r.name.padEnd(20)} ${(r.bytes / 1e6).toFixed(1).padStart(9)} MB ` +
+        `${(r.busyMs / 1000).toFixed(2).padStart(7)} s ` +
+        `${(r.bytes / 1e3 / Math.max(r.busyMs, 1)).toFixed(1).padStart(7)} MB/s`,
+    );
+  return ['donor                   delivered     busy     rate', ...rows].join('\n');
 }

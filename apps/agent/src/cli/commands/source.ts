@@ -99,7 +99,8 @@ export function registerCache(program: Command): void {
           `${formatSize(s.usedBytes)} of ${formatSize(s.capacityBytes)} used ` +
             `(evict above ${s.highWatermark * 100} %, down to ${s.lowWatermark * 100} %); ` +
             `${e.trims} trims (${formatSize(e.trimmedBytes)}), ` +
-            `${e.evictions} evictions (${formatSize(e.evictedBytes)})`,
+            `${e.evictions} evictions (${formatSize(e.evictedBytes)}), ` +
+            `${e.extensions} extensions (${formatSize(e.extendedBytes)})`,
         );
         for (const d of s.datasets) {
           console.log(
