@@ -52,7 +52,18 @@ export default {
       for (const w of widths) {
         const name = `bench/mount-w${w}.bin`;
         await fl.cli(
-          ['import', source.url(ds.name), '--name', name, '--width', String(w), '--wait'],
+          // Round-robin as in stripe-width: the mount is measured here, not rate predictions.
+          [
+            'import',
+            source.url(ds.name),
+            '--name',
+            name,
+            '--width',
+            String(w),
+            '--policy',
+            'round-robin',
+            '--wait',
+          ],
           600_000,
         );
         const limit = lan.limit(w);
