@@ -45,9 +45,18 @@ export function exactStream(
   return Readable.from(pass(), { objectMode: false });
 }
 
-/** Collect a stream of known length into one buffer. */
-export async function collect(stream: Readable, length: number): Promise<Buffer> {
-  const out = Buffer.allocUnsafe(length);
+/**
+ * Collect a stream of known length into one buffer: `into` when given (a caller's reusable
+ * buffer, at least `length` long: the result is a view of it), else a new one.
+ *
+ * @example const morsel = await collect(await source.streamRange(0, MiB, info), MiB, slot);
+ */
+export async function collect(stream: Readable, length: number, into?: Buffer): Promise<Buffer> {
+  if (into && into.length < length) {
+    stream.destroy();
+    throw new RangeError(`collect: a ${into.length}-byte buffer cannot hold ${length} bytes`);
+  }
+  const out = into ? into.subarray(0, length) : Buffer.allocUnsafe(length);
   let at = 0;
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     if (at + chunk.length > length) {

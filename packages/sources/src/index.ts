@@ -4,3 +4,4 @@ export { openSource, registerSourceScheme, sourceSchemes, type SourceFactory } f
 export { HttpSource } from './http-source.js';
 export { FileSource } from './file-source.js';
 export { checkRange } from './range.js';
+export { collect } from './exact-stream.js';

@@ -7,7 +7,7 @@ import {
   type JobView,
   type MorselHash,
 } from '@freeloader/protocol';
-import { openSource, type SourceInfo } from '@freeloader/sources';
+import { collect, openSource, type SourceInfo } from '@freeloader/sources';
 import type { AdmitTransfer } from '../governor/governance.js';
 import type { MorselStore } from '../store/store.js';
 import type { JobContext, JobHandler } from './job-runner.js';
@@ -75,6 +75,9 @@ async function rangedImport(
   let next = 0;
   let failed = false;
   const worker = async (): Promise<void> => {
+    // One morsel buffer per worker, reused: a 1 MiB allocation per morsel left agents at
+    // 140–220 MB resident after a 1 GiB import (garbage the GC had no pressure to collect).
+    const slot = Buffer.allocUnsafeSlow(payload.morselSize);
     while (next < mine.length && !failed) {
       ctx.signal.throwIfAborted();
       const index = mine[next++]!;
@@ -82,7 +85,8 @@ async function rangedImport(
       const end = start + morselLength(size, payload.morselSize, index);
       // Before the request: the owner feels bytes on the wire, not bytes already here.
       await deps.admit?.(end - start, 'in', ctx.signal);
-      const data = await source.readRange(start, end, expect, ctx.signal);
+      const body = await source.streamRange(start, end, expect, ctx.signal);
+      const data = await collect(body, end - start, slot);
       const sha256 = createHash('sha256').update(data).digest('hex');
       await deps.store.put(datasetId, index, data, sha256);
       reporter.add(data.length, { index, sha256 } satisfies MorselHash);
