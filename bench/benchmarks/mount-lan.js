@@ -5,6 +5,7 @@
 // sample is a fresh mount; the md5 read through the mount must equal the source's.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { importRoundRobin } from '../lib/freeloader-lan.js';
 import { measureLanLimits } from '../lib/goodput.js';
 import { getToNull, readThroughMount, servedNote, timedShell } from '../lib/mount.js';
 import { plotPng } from '../lib/plot.js';
@@ -51,21 +52,7 @@ export default {
       const mib = `${bytes / 2 ** 20} MiB`;
       for (const w of widths) {
         const name = `bench/mount-w${w}.bin`;
-        await fl.cli(
-          // Round-robin as in stripe-width: the mount is measured here, not rate predictions.
-          [
-            'import',
-            source.url(ds.name),
-            '--name',
-            name,
-            '--width',
-            String(w),
-            '--policy',
-            'round-robin',
-            '--wait',
-          ],
-          600_000,
-        );
+        await importRoundRobin(fl, source.url(ds.name), name, w);
         const limit = lan.limit(w);
         const get = await getToNull(fl.cli, name, reps);
         const reads = await readThroughMount({

@@ -6,17 +6,19 @@
 // Rows: aggregate patch rate (Σ node download+shuffle rates, from the nodes' reports) per
 // request size and width; the client's rate; aria2c -x p -s p from one host on the same source.
 import { join } from 'node:path';
-import { startDelayProxy } from '../lib/delay-proxy.js';
 import { startFreeLoaderLan } from '../lib/freeloader-lan.js';
-import { startNginx } from '../lib/nginx.js';
 import { plotPng } from '../lib/plot.js';
-import { aria2Parallel, sessionRate, timedGet } from '../lib/prefix-bench.js';
+import {
+  SOURCE_DELAY_MS,
+  SOURCE_LIMIT_MIB_S,
+  aria2Parallel,
+  sessionRate,
+  startSlowSource,
+  timedGet,
+} from '../lib/prefix-bench.js';
 import { createTestbed } from '../lib/testbed.js';
 
 const MiB = 2 ** 20;
-/** Per-connection source rate (nginx syntax, MiB/s) and per-request delay. */
-const LIMIT_MIB_S = 4;
-const DELAY_MS = Number(process.env.BENCH_SOURCE_DELAY_MS ?? 300);
 
 export default {
   name: 'prefix-collective',
@@ -35,23 +37,11 @@ export default {
     /** @type {Record<string, Array<[number, number]>>} */
     const series = {};
     try {
-      await tb.shape(tb.source, { rateMbit: 1000 });
-      const ds = await ctx.dataset(bytes);
-      const nginx = await startNginx(tb.source, {
-        root: ds.dir,
-        workDir: join(work, 'nginx'),
-        limitRate: `${LIMIT_MIB_S}m`,
-      });
-      const source = await startDelayProxy(tb.source, {
-        target: nginx.base,
-        port: 8081,
-        delayMs: DELAY_MS,
-        workDir: work,
-      });
+      const { ds, url: sourceUrl, stop: stopSource } = await startSlowSource(ctx, tb, bytes, work);
       const fl = await startFreeLoaderLan(tb, { workDir: work, quota: '4GiB' });
       const name = 'bench/collective';
       const id = (
-        await fl.cli(['import', source.url(ds.name), '--name', name, '--wait'], 1_800_000)
+        await fl.cli(['import', sourceUrl, '--name', name, '--wait'], 1_800_000)
       ).stdout.trim();
       // Nothing cached: every byte is patched.
       await fl.cli(['cache', 'cut', id, '0']);
@@ -74,14 +64,14 @@ export default {
             case: `patch p=${p} request ${rs / MiB} MiB`,
             params: { p, requestBytes: rs, bytes, nodes: session?.width ?? null },
             mbps: agg,
-            limitMbps: (p * LIMIT_MIB_S * MiB) / 1e6,
+            limitMbps: (p * SOURCE_LIMIT_MIB_S * MiB) / 1e6,
             note: `download+shuffle (Σ nodes); client got ${read.mbps.toFixed(1)} MB/s`,
           });
           rows.push({
             case: `client p=${p} request ${rs / MiB} MiB`,
             params: { p, requestBytes: rs, bytes, seconds: read.seconds },
             mbps: read.mbps,
-            limitMbps: (p * LIMIT_MIB_S * MiB) / 1e6,
+            limitMbps: (p * SOURCE_LIMIT_MIB_S * MiB) / 1e6,
             note: '0 % prefix: the client access rate of Table 1',
           });
         }
@@ -96,12 +86,12 @@ export default {
           note: 'seed Fig. 4: +55 % … +114 % at 256 MB',
         });
         const biggest = [...byRequest.keys()].pop() ?? MiB;
-        const aria = await aria2Parallel(tb.client, source.url(ds.name), p, biggest, ds, work);
+        const aria = await aria2Parallel(tb.client, sourceUrl, p, biggest, ds, work);
         rows.push({
           case: `aria2c -x ${p} one host, ${biggest / MiB} MiB pieces`,
           params: { p, seconds: aria.seconds },
           mbps: aria.mbps,
-          limitMbps: (p * LIMIT_MIB_S * MiB) / 1e6,
+          limitMbps: (p * SOURCE_LIMIT_MIB_S * MiB) / 1e6,
           note: 'Table 1 "download" (no shuffle)',
         });
         rows.push({
@@ -113,13 +103,12 @@ export default {
           note: 'ratio = collective download / aria2c -x p (target ≥ 1.0×)',
         });
       }
-      await source.stop();
-      await nginx.stop();
+      await stopSource();
     } finally {
       tb.teardown();
     }
     const png = await plotPng(join(ctx.resultsDir, 'prefix-collective.png'), {
-      title: `aggregate patch rate vs request size (source ${LIMIT_MIB_S} MiB/s per connection, ${DELAY_MS} ms per request)`,
+      title: `aggregate patch rate vs request size (source ${SOURCE_LIMIT_MIB_S} MiB/s per connection, ${SOURCE_DELAY_MS} ms per request)`,
       xlabel: 'request size (MiB)',
       ylabel: 'MB/s',
       series: Object.entries(series).map(([title, points]) => ({ title, points })),
@@ -127,7 +116,7 @@ export default {
     if (png) ctx.log(`plot: ${png}`);
     return ctx.report(
       'prefix-collective',
-      { widths, sizes, bytes, limitMiBs: LIMIT_MIB_S, delayMs: DELAY_MS },
+      { widths, sizes, bytes, limitMiBs: SOURCE_LIMIT_MIB_S, delayMs: SOURCE_DELAY_MS },
       rows,
       { netem: tb.netem, latency: 'delay proxy' },
     );

@@ -6,17 +6,19 @@
 // be ≥ 0.95 of the fully cached one (the seed reached ≥ 0.90).
 import { join } from 'node:path';
 import { prefixRatio } from '@freeloader/striping';
-import { startDelayProxy } from '../lib/delay-proxy.js';
 import { startFreeLoaderLan } from '../lib/freeloader-lan.js';
-import { startNginx } from '../lib/nginx.js';
 import { plotPng } from '../lib/plot.js';
-import { sessionRate, timedGet } from '../lib/prefix-bench.js';
+import {
+  SOURCE_DELAY_MS,
+  SOURCE_LIMIT_MIB_S,
+  sessionRate,
+  startSlowSource,
+  timedGet,
+} from '../lib/prefix-bench.js';
 import { median } from '../lib/stats.js';
 import { createTestbed, exec } from '../lib/testbed.js';
 
 const MiB = 2 ** 20;
-const LIMIT_MIB_S = 4;
-const DELAY_MS = Number(process.env.BENCH_SOURCE_DELAY_MS ?? 300);
 const TARGET = 0.95;
 
 export default {
@@ -34,21 +36,8 @@ export default {
     let predicted = 1;
     let full = 0;
     try {
-      await tb.shape(tb.source, { rateMbit: 1000 });
-      const ds = await ctx.dataset(bytes);
-      const nginx = await startNginx(tb.source, {
-        root: ds.dir,
-        workDir: join(work, 'nginx'),
-        limitRate: `${LIMIT_MIB_S}m`,
-      });
-      const source = await startDelayProxy(tb.source, {
-        target: nginx.base,
-        port: 8081,
-        delayMs: DELAY_MS,
-        workDir: work,
-      });
+      const { ds, url, stop: stopSource } = await startSlowSource(ctx, tb, bytes, work);
       const fl = await startFreeLoaderLan(tb, { workDir: work, quota: '4GiB' });
-      const url = source.url(ds.name);
       const imp = async (/** @type {string} */ name) =>
         (
           await fl.cli(
@@ -134,8 +123,7 @@ export default {
           note: atModel ? 'at the predicted ratio vs fully cached' : '',
         });
       }
-      await source.stop();
-      await nginx.stop();
+      await stopSource();
     } finally {
       tb.teardown();
     }
@@ -158,7 +146,7 @@ export default {
     if (png) ctx.log(`plot: ${png}`);
     return ctx.report(
       'prefix-ratio',
-      { width, bytes, limitMiBs: LIMIT_MIB_S, delayMs: DELAY_MS },
+      { width, bytes, limitMiBs: SOURCE_LIMIT_MIB_S, delayMs: SOURCE_DELAY_MS },
       rows,
       { netem: tb.netem, latency: 'delay proxy' },
     );

@@ -4,7 +4,7 @@
 // baselines-stripe. Every read is checked byte for byte against the dataset's SHA-256.
 import { join } from 'node:path';
 import { fileDigest } from '../lib/dataset.js';
-import { startFreeLoaderLan } from '../lib/freeloader-lan.js';
+import { importRoundRobin, startFreeLoaderLan } from '../lib/freeloader-lan.js';
 import { aria2Read, curlRead } from '../lib/baselines.js';
 import { measureGoodput } from '../lib/goodput.js';
 import { startNginx } from '../lib/nginx.js';
@@ -65,21 +65,7 @@ export default {
         series[label] = [];
         for (const w of widths) {
           const name = `bench/w${w}-${bytes}`;
-          await fl.cli(
-            // Seed Fig. 7 is greedy round-robin; with rate history "auto" would go predictive.
-            [
-              'import',
-              source.url(ds.name),
-              '--name',
-              name,
-              '--width',
-              String(w),
-              '--policy',
-              'round-robin',
-              '--wait',
-            ],
-            600_000,
-          );
+          await importRoundRobin(fl, source.url(ds.name), name, w);
           const out = join(work, `out-${w}-${bytes}`);
           const got = await fl.cli(['get', name, '-o', out, '--stats'], 600_000);
           ctx.log(`W=${w} ${label}:\n${got.stderr.trim()}`);

@@ -129,3 +129,19 @@ async function waitForLiveAgents(tb, url, sessionFile, n, logs) {
   }
   throw new Error(`only ${live} of ${n} agents live after 60 s; logs: ${logs.join(', ')}`);
 }
+
+/**
+ * Import `uri` as `name` striped greedy round-robin over `width` donors, and wait until ready.
+ * Pinned, not `auto`: once reads have reported rates, `auto` goes predictive, and the
+ * stripe-width and mount figures measure the read path, not rate predictions (seed Fig. 7).
+ *
+ * @param {FreeLoaderLan} fl
+ * @param {string} uri
+ * @param {string} name
+ * @param {number} width
+ * @example await importRoundRobin(fl, source.url(ds.name), 'bench/w8', 8);
+ */
+export async function importRoundRobin(fl, uri, name, width) {
+  const args = ['import', uri, '--name', name, '--width', String(width)];
+  await fl.cli([...args, '--policy', 'round-robin', '--wait'], 600_000);
+}

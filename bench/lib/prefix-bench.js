@@ -1,8 +1,46 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileDigest } from './dataset.js';
+import { startDelayProxy } from './delay-proxy.js';
 import { runFreeLoader } from './freeloader.js';
+import { startNginx } from './nginx.js';
 import { exec } from './processes.js';
+
+/** The slow source of the prefix figures: nginx `limit_rate` per connection (MiB/s)… */
+export const SOURCE_LIMIT_MIB_S = 4;
+/** …behind a proxy adding this much per request (ms), standing in for WAN latency (no netem). */
+export const SOURCE_DELAY_MS = Number(process.env.BENCH_SOURCE_DELAY_MS ?? 300);
+
+/**
+ * A `bytes` dataset served from the testbed's source host the way seed 002 sees a remote archive:
+ * per-connection rate limit and per-request delay (the source link itself is left fast).
+ *
+ * @param {import('./context.js').BenchContext} ctx
+ * @param {import('./testbed.js').Testbed} tb
+ * @param {number} bytes
+ * @param {string} work
+ * @returns {Promise<{ ds: Awaited<ReturnType<import('./context.js').BenchContext['dataset']>>, url: string, stop: () => Promise<void> }>}
+ */
+export async function startSlowSource(ctx, tb, bytes, work) {
+  await tb.shape(tb.source, { rateMbit: 1000 });
+  const ds = await ctx.dataset(bytes);
+  const nginx = await startNginx(tb.source, {
+    root: ds.dir,
+    workDir: join(work, 'nginx'),
+    limitRate: `${SOURCE_LIMIT_MIB_S}m`,
+  });
+  const source = await startDelayProxy(tb.source, {
+    target: nginx.base,
+    port: 8081,
+    delayMs: SOURCE_DELAY_MS,
+    workDir: work,
+  });
+  const stop = async () => {
+    await source.stop();
+    await nginx.stop();
+  };
+  return { ds, url: source.url(ds.name), stop };
+}
 
 /** `freeloader get` prints "… in S s, R MB/s, …". */
 const SUMMARY = /in ([\d.]+) s, ([\d.]+) MB\/s/;
