@@ -130,20 +130,24 @@ export function createJobsRepo(pool: pg.Pool) {
       opts: { kinds?: string[]; max?: number; resume?: boolean } = {},
     ): Promise<JobView[]> {
       const { rows } = await pool.query<JobRow>(
-        `UPDATE jobs SET state = 'running', agent_id = $1, locked_by = $1,
-                attempts = attempts + 1, updated_at = now()
-         WHERE id IN (
-           SELECT id FROM jobs
-           WHERE ((state = 'queued' AND (agent_id = $1 OR agent_id IS NULL))
-                  OR ($4 AND state = 'running' AND locked_by = $1))
-             AND ($2::text[] IS NULL OR kind = ANY($2::text[]))
-           ORDER BY created_at
-           LIMIT $3
-           FOR UPDATE SKIP LOCKED)
-         RETURNING ${COLUMNS}`,
+        // Sorted in SQL: created_at has microseconds, a JS Date only milliseconds, so jobs
+        // enqueued within one millisecond would come back in RETURNING's arbitrary order.
+        `WITH claimed AS (
+           UPDATE jobs SET state = 'running', agent_id = $1, locked_by = $1,
+                  attempts = attempts + 1, updated_at = now()
+           WHERE id IN (
+             SELECT id FROM jobs
+             WHERE ((state = 'queued' AND (agent_id = $1 OR agent_id IS NULL))
+                    OR ($4 AND state = 'running' AND locked_by = $1))
+               AND ($2::text[] IS NULL OR kind = ANY($2::text[]))
+             ORDER BY created_at
+             LIMIT $3
+             FOR UPDATE SKIP LOCKED)
+           RETURNING ${COLUMNS})
+         SELECT * FROM claimed ORDER BY created_at`,
         [agentId, opts.kinds ?? null, opts.max ?? 1, opts.resume ?? false],
       );
-      return rows.sort((a, b) => a.created_at.getTime() - b.created_at.getTime()).map(toJobView);
+      return rows.map(toJobView);
     },
 
     /** Whether queued work waits for this agent (told in the heartbeat reply). */
