@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // Removes what a crashed benchmark run left behind: `fl-*` namespaces (and the processes in
-// them) whose owning run is gone. `--force` also removes those of runs still alive.
+// them), FUSE mounts under its scratch directory and the directory itself, for runs whose owner
+// is gone. `--force` also removes those of runs still alive.
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { detachMount, listBenchFuseMounts } from './lib/fuse-mounts.js';
 import { destroyNamespaces, listNamespaces, NS_PREFIX } from './lib/netns.js';
 
 /**
@@ -63,16 +65,34 @@ function main() {
     if (failed.length) console.error(`cleanup: could not delete ${failed.join(', ')}`);
     rmSync(join(tmpdir(), `fl-testbed-${id}.json`), { force: true });
   }
+  // FUSE mounts of dead runs (a `kill -9` during mount-lan/mount-loopback), after the namespaces
+  // whose processes served some of them: detached lazily, before `rm -r` would walk into them.
+  /** @type {Set<string>} scratch directories still holding a mount we could not detach */
+  const stillMounted = new Set();
+  let detached = 0;
+  for (const { mountPoint, runDir } of listBenchFuseMounts(tmpdir())) {
+    if (!force && ownerAlive(join(runDir, 'owner.json'))) continue;
+    if (detachMount(mountPoint)) detached++;
+    else {
+      stillMounted.add(runDir);
+      console.error(`cleanup: could not unmount ${mountPoint}`);
+    }
+  }
   // Scratch directories (datasets can be 1 GiB) and markers of dead runs.
   for (const name of readdirSync(tmpdir())) {
     const path = join(tmpdir(), name);
     if (name.startsWith('fl-bench-') && (force || !ownerAlive(join(path, 'owner.json')))) {
-      rmSync(path, { recursive: true, force: true });
+      if (stillMounted.has(path)) continue;
+      try {
+        rmSync(path, { recursive: true, force: true });
+      } catch (e) {
+        console.error(`cleanup: could not remove ${path}: ${e instanceof Error ? e.message : e}`);
+      }
     } else if (/^fl-testbed-[0-9a-f]{4}\.json$/.test(name) && (force || !ownerAlive(path))) {
       rmSync(path, { force: true });
     }
   }
-  console.error(`cleanup: removed ${removed} namespace(s)`);
+  console.error(`cleanup: removed ${removed} namespace(s), unmounted ${detached} FUSE mount(s)`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) main();

@@ -8,6 +8,7 @@ import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { SettingsClient } from '../../apps/agent/dist/settings/settings-client.js';
+import { freePortBlock } from '../lib/free-ports.js';
 import { startLoopbackCluster } from '../lib/loopback-cluster.js';
 import { compositeWorkload, cpuWorkload, uncachedReadWorkload } from '../lib/native-workloads.js';
 import { startNginx } from '../lib/nginx.js';
@@ -47,10 +48,11 @@ export default {
     await chmod(home, 0o711);
     const ds = await ctx.dataset((ctx.quick ? 64 : 256) * MiB);
     const big = await ctx.dataset((ctx.quick ? 256 : 1024) * MiB); // the uncached-read file
+    const [webPort] = await freePortBlock([7970]);
     const web = await startNginx(LOOPBACK, {
       root: ds.dir,
       workDir: join(work, 'nginx'),
-      port: 7970,
+      port: webPort,
     });
     // The governed donor watches this machine's load: turn that back on for this cluster.
     process.env.FREELOADER_IGNORE_LOAD = '0';
@@ -60,6 +62,7 @@ export default {
       quota: '2GiB',
       port: 7960,
       agentBasePort: 7961,
+      log: ctx.log,
     }).finally(() => delete process.env.FREELOADER_IGNORE_LOAD);
     const rows = [];
     /** @type {number[]} load averages seen at each workload run: the machine is shared. */

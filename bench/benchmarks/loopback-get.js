@@ -3,6 +3,7 @@
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loopbackRead } from '../lib/baselines.js';
+import { freePortBlock } from '../lib/free-ports.js';
 import { rssBytes, startLoopbackCluster } from '../lib/loopback-cluster.js';
 import { startNginx } from '../lib/nginx.js';
 import { LOOPBACK } from '../lib/processes.js';
@@ -34,10 +35,11 @@ export default {
       note: 'peer, no verification',
     });
 
+    const [webPort] = await freePortBlock([7790]);
     const web = await startNginx(LOOPBACK, {
       root: ds.dir,
       workDir: join(work, 'nginx-src'),
-      port: 7790,
+      port: webPort,
     });
     const cluster = await startLoopbackCluster({
       home,
@@ -45,6 +47,7 @@ export default {
       quota: '2GiB',
       port: 7780,
       agentBasePort: 7781,
+      log: ctx.log,
     });
     try {
       await cluster.cli(

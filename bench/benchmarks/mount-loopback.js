@@ -3,9 +3,9 @@
 // and `md5sum` of the source file in the page cache (md5sum's own ceiling on this CPU). Every
 // sample is a fresh mount, so neither the kernel's page cache nor the mount's morsel cache
 // holds the file. The md5 read through the mount must equal the source's.
-import { createServer } from 'node:net';
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { freePortBlock } from '../lib/free-ports.js';
 import { startLoopbackCluster } from '../lib/loopback-cluster.js';
 import { getToNull, readThroughMount, servedNote, timedShell } from '../lib/mount.js';
 import { startNginx } from '../lib/nginx.js';
@@ -16,18 +16,6 @@ import { median } from '../lib/stats.js';
 /** Target from the mount issue: ≥ 1 GB/s through the mount on loopback with 4 donors. */
 const TARGET_MBPS = 1000;
 const NAME = 'bench/mount.bin';
-
-/** @returns {Promise<number>} a TCP port free on 127.0.0.1 now (other benchmarks run too) */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
-    });
-  });
-}
 
 export default {
   name: 'mount-loopback',
@@ -51,26 +39,26 @@ export default {
     const local = await timedShell(`md5sum '${ds.path}'`, bytes);
     const sourceMd5 = local.stdout.split(' ')[0] ?? '';
 
+    // Fixed ports below the ephemeral range (an ephemeral base port left the agents' consecutive
+    // ports to chance), moved as a block when something holds one of them.
+    const [webPort] = await freePortBlock([7890]);
     const web = await startNginx(LOOPBACK, {
       root: ds.dir,
       workDir: join(work, 'nginx'),
-      port: await freePort(),
+      port: webPort,
     });
-    // Its own embedded PostgreSQL port: a developer's cluster may hold the default one.
-    const pgPort = process.env.EMBEDDED_PG_PORT;
-    process.env.EMBEDDED_PG_PORT = String(await freePort());
     /** @type {import('../lib/loopback-cluster.js').LoopbackCluster | undefined} */
     let cluster;
     try {
+      // Its own manager, PostgreSQL (port + 1000) and agent ports: a developer's cluster may hold
+      // the defaults.
       cluster = await startLoopbackCluster({
         home,
         agents: 4,
         quota: '2GiB',
-        port: await freePort(),
-        agentBasePort: await freePort(),
-      }).finally(() => {
-        if (pgPort === undefined) delete process.env.EMBEDDED_PG_PORT;
-        else process.env.EMBEDDED_PG_PORT = pgPort;
+        port: 7880,
+        agentBasePort: 7881,
+        log: ctx.log,
       });
       const cli = cluster.cli;
       await cli(['import', web.url(ds.name), '--name', NAME, '--width', '4', '--wait'], 600_000);

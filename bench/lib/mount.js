@@ -5,7 +5,8 @@ import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { onCleanup } from './cleanup-hooks.js';
 import { FREELOADER_CLI, freeloaderEnv } from './freeloader.js';
-import { run, runSync } from './sh.js';
+import { detachMount } from './fuse-mounts.js';
+import { run } from './sh.js';
 import { repeat } from './stats.js';
 
 const SERVED = /served ([\d.]+) MB in (\d+) reads: (\d+) from memory, (\d+) waited ([\d.]+) s/;
@@ -42,9 +43,11 @@ export async function startMount(opts) {
     env: freeloaderEnv(opts.home),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  // Whatever ends the run (an error, Ctrl-C, exit), the mount point must not stay "not
+  // connected": kill the mount and detach it (a no-op when nothing is mounted there).
   const forget = onCleanup(() => {
     child.kill('SIGKILL');
-    runSync('fusermount', ['-u', '-z', opts.dir], { allowFail: true });
+    detachMount(opts.dir);
   });
   let err = '';
   child.stderr?.on('data', (b) => (err += b));
@@ -65,7 +68,10 @@ export async function startMount(opts) {
       });
     });
   } catch (e) {
+    // It may have mounted without saying so in time, or died after mounting: a lazy detach
+    // works whether its server is still dying or gone (and is a no-op when nothing is there).
     child.kill('SIGKILL');
+    detachMount(opts.dir);
     forget();
     throw e;
   }
@@ -76,7 +82,7 @@ export async function startMount(opts) {
       forget();
       if (code !== 0) {
         // A mount that died leaves its mount point "not connected": detach it.
-        await run('fusermount', ['-u', '-z', opts.dir], { allowFail: true });
+        detachMount(opts.dir);
         throw new Error(`mount exited ${code}:\n${err}`);
       }
       const m = SERVED.exec(err);

@@ -39,6 +39,10 @@ describe('FileSource', () => {
     const { src, content } = file(`range-${start}.bin`);
     const info = await src.probe();
     expect((await src.readRange(start, end, info)).equals(content.subarray(start, end))).toBe(true);
+    const into = Buffer.alloc(end - start + 5);
+    const got = await src.readRange(start, end, info, undefined, into);
+    expect(got.buffer).toBe(into.buffer);
+    expect(got.equals(content.subarray(start, end))).toBe(true);
     const streamed = await collect(await src.streamRange(start, end, info), end - start);
     expect(streamed.equals(content.subarray(start, end))).toBe(true);
   });

@@ -40,12 +40,16 @@ export class FileSource implements Source {
     end: number,
     expect: SourceInfo,
     signal?: AbortSignal,
+    into?: Buffer,
   ): Promise<Buffer> {
     checkRange(start, end, expect.size);
+    if (into && into.length < end - start) {
+      throw new RangeError(`readRange: a ${into.length}-byte buffer cannot hold ${end - start}`);
+    }
     signal?.throwIfAborted();
     const fh = await this.openChecked(expect);
     try {
-      const out = Buffer.allocUnsafe(end - start);
+      const out = into ? into.subarray(0, end - start) : Buffer.allocUnsafe(end - start);
       let at = 0;
       while (at < out.length) {
         signal?.throwIfAborted();

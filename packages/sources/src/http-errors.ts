@@ -1,11 +1,22 @@
 import { FreeLoaderError } from '@freeloader/protocol';
 
+const PHASE_TIMEOUTS = {
+  connect: 'timed out connecting',
+  headers: 'timed out waiting for response headers',
+  body: 'timed out waiting for body data',
+} as const;
+
 const TIMEOUTS: Record<string, string> = {
-  UND_ERR_CONNECT_TIMEOUT: 'timed out connecting',
-  UND_ERR_HEADERS_TIMEOUT: 'timed out waiting for response headers',
-  UND_ERR_BODY_TIMEOUT: 'timed out waiting for body data',
-  ETIMEDOUT: 'timed out connecting',
+  UND_ERR_CONNECT_TIMEOUT: PHASE_TIMEOUTS.connect,
+  UND_ERR_HEADERS_TIMEOUT: PHASE_TIMEOUTS.headers,
+  UND_ERR_BODY_TIMEOUT: PHASE_TIMEOUTS.body,
+  ETIMEDOUT: PHASE_TIMEOUTS.connect,
 };
+
+/** The TIMEOUT error for a request that outwaited one of its phases. */
+export function timeoutError(phase: keyof typeof PHASE_TIMEOUTS, where: string): FreeLoaderError {
+  return new FreeLoaderError('TIMEOUT', `${where}: ${PHASE_TIMEOUTS[phase]}`, { phase });
+}
 
 const UNREACHABLE = new Set([
   'ECONNREFUSED',

@@ -21,7 +21,8 @@ export interface SendOptions {
   signal?: AbortSignal | undefined;
 }
 
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Statuses `send` follows (with a Location). */
+export const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /**
  * One request through the pool for its origin, following up to `maxRedirects` redirects itself so a loop gets
@@ -69,7 +70,7 @@ export async function send(
 }
 
 /** `Authorization: Basic` from a URI's user info, when it has any. */
-function basicAuth(url: URL | null): Headers {
+export function basicAuth(url: URL | null): Headers {
   if (url === null || (url.username === '' && url.password === '')) return {};
   const pair = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
   return { authorization: `Basic ${Buffer.from(pair).toString('base64')}` };

@@ -88,6 +88,18 @@ describe('HttpSource.readRange', () => {
     expect(got.equals(srv.content.subarray(start, end))).toBe(true);
     const sent = srv.seen.at(-1)!.headers;
     expect(sent).toMatchObject({ range: `bytes=${start}-${end - 1}`, 'if-match': srv.etag });
+    const into = Buffer.alloc(end - start + 3);
+    const landed = await src.readRange(start, end, info, undefined, into);
+    expect(landed.buffer).toBe(into.buffer);
+    expect(landed.equals(srv.content.subarray(start, end))).toBe(true);
+  });
+
+  it('refuses a buffer too small for the range', async () => {
+    const { src } = await setup({ size: SIZE });
+    const info = await src.probe();
+    await expect(src.readRange(0, 100, info, undefined, Buffer.alloc(99))).rejects.toThrow(
+      /cannot hold/,
+    );
   });
 
   it('an empty range costs no request', async () => {

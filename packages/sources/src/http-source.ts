@@ -10,6 +10,8 @@ import {
   drain,
   header,
   intHeader,
+  REDIRECTS,
+  basicAuth,
   send,
   type Headers,
   type HttpResponse,
@@ -17,6 +19,8 @@ import {
 import { assertSameVersion, preconditions } from './http-validators.js';
 import type { Source, SourceInfo, SourceOptions } from './source.js';
 import { checkRange } from './range.js';
+import { RangePool } from './range-pool.js';
+import { rangeRead, UNSUITABLE } from './range-read.js';
 import { redactUri } from './uri.js';
 
 /**
@@ -29,6 +33,11 @@ import { redactUri } from './uri.js';
  * validator to send, the server simply ignores Range → RANGE_NOT_SUPPORTED, and the caller
  * falls back to `readAll` deliberately. (Probe reports `acceptsRanges: false` for such servers
  * up front, so the second case only arises when a server's behaviour changes.)
+ *
+ * `readRange` over plain http uses a lean keep-alive client whose socket reads land in the
+ * caller's buffer (see RangeConnection): importing a GiB through undici's streams left ~90 MB
+ * of socket chunks for the collector on every donor. Answers it does not handle (redirects,
+ * chunked bodies) switch this source to undici for good.
  */
 export class HttpSource implements Source {
   readonly uri: string;
@@ -37,6 +46,7 @@ export class HttpSource implements Source {
   private readonly pools = new Map<string, Pool>();
   private readonly poolOptions: Pool.Options;
   private readonly maxRedirects: number;
+  private lean: RangePool | null;
   private closed = false;
 
   constructor(url: URL, options: SourceOptions = {}) {
@@ -56,6 +66,20 @@ export class HttpSource implements Source {
         ...(extraCa.length > 0 ? { ca: [...rootCertificates, ...extraCa] } : {}),
       },
     };
+    this.lean =
+      url.protocol === 'http:'
+        ? new RangePool(
+            url.hostname.replace(/^\[|\]$/g, ''),
+            Number(url.port || 80),
+            options.connections ?? 4,
+            {
+              connectMs: options.connectTimeoutMs ?? 10_000,
+              headersMs: options.headersTimeoutMs ?? 30_000,
+              bodyIdleMs: options.bodyIdleTimeoutMs ?? 30_000,
+            },
+            () => this.closedError(),
+          )
+        : null;
   }
 
   async probe(signal?: AbortSignal): Promise<SourceInfo> {
@@ -78,8 +102,34 @@ export class HttpSource implements Source {
     end: number,
     expect: SourceInfo,
     signal?: AbortSignal,
+    into?: Buffer,
   ): Promise<Buffer> {
-    return collect(await this.streamRange(start, end, expect, signal), end - start);
+    checkRange(start, end, expect.size);
+    if (into && into.length < end - start) {
+      throw new RangeError(`readRange: a ${into.length}-byte buffer cannot hold ${end - start}`);
+    }
+    const out = into ? into.subarray(0, end - start) : Buffer.allocUnsafe(end - start);
+    if (this.lean && start < end && expect.acceptsRanges) {
+      if (this.closed) throw this.closedError();
+      const pre = preconditions(expect, true);
+      const res = await rangeRead(
+        this.lean,
+        this.url.pathname + this.url.search,
+        this.url.host,
+        { range: `bytes=${start}-${end - 1}`, ...pre, ...basicAuth(this.url) },
+        out,
+        this.where,
+        signal,
+      );
+      if (res !== UNSUITABLE && !REDIRECTS.has(res.status)) {
+        this.vetRange(res.status, res.headers, start, end, expect, Object.keys(pre).length > 0);
+        return out;
+      }
+      // Redirected, chunked or otherwise unusual: undici from now on (it follows redirects).
+      this.lean.close();
+      this.lean = null;
+    }
+    return collect(await this.streamRange(start, end, expect, signal), end - start, out);
   }
 
   async streamRange(
@@ -99,45 +149,48 @@ export class HttpSource implements Source {
     const pre = preconditions(expect, true);
     const res = await this.send('GET', { range: `bytes=${start}-${end - 1}`, ...pre }, signal);
     try {
-      return this.rangeBody(res, start, end, expect, Object.keys(pre).length > 0, signal);
+      this.vetRange(res.status, res.headers, start, end, expect, Object.keys(pre).length > 0);
+      return this.body(res, end - start, signal);
     } catch (err) {
       discard(res.body);
       throw err;
     }
   }
 
-  /** Vet a ranged response: the exact bytes of the probed version, or a clear error. */
-  private rangeBody(
-    res: HttpResponse,
+  /**
+   * Vet a ranged response: returns when its body is exactly bytes [start, end) of the probed
+   * version, else throws a clear error.
+   */
+  private vetRange(
+    status: number,
+    headers: HttpResponse['headers'],
     start: number,
     end: number,
     expect: SourceInfo,
     validated: boolean,
-    signal?: AbortSignal,
-  ): Readable {
-    if (res.status === 206) {
-      const cr = contentRange(res.headers);
-      const len = intHeader(res.headers, 'content-length');
-      if (cr?.size != null && cr.size !== expect.size) this.fail(res, 'SOURCE_CHANGED', 'size');
-      assertSameVersion(expect, res.headers, null, this.where);
+  ): void {
+    if (status === 206) {
+      const cr = contentRange(headers);
+      const len = intHeader(headers, 'content-length');
+      if (cr?.size != null && cr.size !== expect.size) this.fail(status, 'SOURCE_CHANGED', 'size');
+      assertSameVersion(expect, headers, null, this.where);
       if (cr?.first !== start || cr.last !== end - 1 || (len !== null && len !== end - start)) {
-        const got = header(res.headers, 'content-range') ?? 'no Content-Range';
-        this.fail(res, 'SOURCE_ERROR', `asked for bytes ${start}-${end - 1}, got ${got}`);
+        const got = header(headers, 'content-range') ?? 'no Content-Range';
+        this.fail(status, 'SOURCE_ERROR', `asked for bytes ${start}-${end - 1}, got ${got}`);
       }
-      return this.body(res, end - start, signal);
+      return;
     }
-    if (res.status === 200) {
+    if (status === 200) {
       if (start === 0 && end === expect.size) {
-        const len = intHeader(res.headers, 'content-length');
-        assertSameVersion(expect, res.headers, len, this.where);
-        return this.body(res, end - start, signal);
+        assertSameVersion(expect, headers, intHeader(headers, 'content-length'), this.where);
+        return;
       }
-      if (validated) this.fail(res, 'SOURCE_CHANGED', 'whole object sent');
-      this.fail(res, 'RANGE_NOT_SUPPORTED', 'server ignored the Range header');
+      if (validated) this.fail(status, 'SOURCE_CHANGED', 'whole object sent');
+      this.fail(status, 'RANGE_NOT_SUPPORTED', 'server ignored the Range header');
     }
     // The range was checked against the probed size: 416 means the object shrank.
-    if (res.status === 416) this.fail(res, 'SOURCE_CHANGED', 'range no longer satisfiable');
-    throw statusError(res.status, this.where);
+    if (status === 416) this.fail(status, 'SOURCE_CHANGED', 'range no longer satisfiable');
+    throw statusError(status, this.where);
   }
 
   async readAll(expect: SourceInfo, signal?: AbortSignal): Promise<Readable> {
@@ -157,6 +210,7 @@ export class HttpSource implements Source {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.lean?.close();
     const pools = [...this.pools.values()];
     this.pools.clear();
     await Promise.all(pools.map((p) => p.destroy()));
@@ -200,7 +254,7 @@ export class HttpSource implements Source {
    * closes the replacement pool too, so keep-alive never takes hold.)
    */
   private pool(origin: string): Pool {
-    if (this.closed) throw new FreeLoaderError('SOURCE_ERROR', `${this.where}: source is closed`);
+    if (this.closed) throw this.closedError();
     let pool = this.pools.get(origin);
     if (pool === undefined) {
       pool = new Pool(origin, this.poolOptions);
@@ -215,12 +269,16 @@ export class HttpSource implements Source {
     );
   }
 
+  private closedError(): FreeLoaderError {
+    return new FreeLoaderError('SOURCE_ERROR', `${this.where}: source is closed`);
+  }
+
   private fail(
-    res: HttpResponse,
+    status: number,
     code: 'SOURCE_CHANGED' | 'SOURCE_ERROR' | 'RANGE_NOT_SUPPORTED',
     why: string,
   ): never {
     const what = code === 'SOURCE_CHANGED' ? `source changed during import (${why})` : why;
-    throw new FreeLoaderError(code, `${this.where}: ${what}`, { status: res.status });
+    throw new FreeLoaderError(code, `${this.where}: ${what}`, { status });
   }
 }

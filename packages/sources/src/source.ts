@@ -30,10 +30,18 @@ export interface Source {
   probe(signal?: AbortSignal): Promise<SourceInfo>;
   /**
    * Bytes [start, end) as one buffer — exactly end − start bytes — for ranges up to a few MiB.
-   * Throws SOURCE_CHANGED when the object no longer matches `expect`, RANGE_NOT_SUPPORTED when
-   * `expect.acceptsRanges` is false.
+   * With `into` (at least end − start long) the bytes land there and the result is a view of
+   * it, so a caller reading morsel after morsel allocates nothing. Throws SOURCE_CHANGED when
+   * the object no longer matches `expect`, RANGE_NOT_SUPPORTED when `expect.acceptsRanges` is
+   * false.
    */
-  readRange(start: number, end: number, expect: SourceInfo, signal?: AbortSignal): Promise<Buffer>;
+  readRange(
+    start: number,
+    end: number,
+    expect: SourceInfo,
+    signal?: AbortSignal,
+    into?: Buffer,
+  ): Promise<Buffer>;
   /**
    * Bytes [start, end) as a stream for large ranges (patching reads 64–256 MiB at a time).
    * Resolves once the source accepted the request; the stream errors (SOURCE_ERROR) if it

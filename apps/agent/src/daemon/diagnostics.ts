@@ -3,8 +3,9 @@ import { open, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import { Agent, fetch as undiciFetch } from 'undici';
+import { Agent, fetch as undiciFetch, request as undiciRequest } from 'undici';
 import { MAX_DIAGNOSTIC_PROBE_BYTES, type AgentDiagnostics } from '@freeloader/protocol';
+import { timedDownload } from './download-probe.js';
 
 /** Bytes written and read back to time the disk (sequential 1 MiB reads, as morsels are read). */
 export const DISK_PROBE_BYTES = 32 * 1024 * 1024;
@@ -91,16 +92,26 @@ export async function measureDownload(
   authorization: string,
   ms = NETWORK_PROBE_MS,
   dispatcher?: Agent,
+  signal?: AbortSignal,
 ): Promise<number> {
+  const url = new URL(
+    `${managerUrl}/api/v1/diagnostics/download?bytes=${MAX_DIAGNOSTIC_PROBE_BYTES}`,
+  );
+  if (url.protocol === 'http:') {
+    // No garbage left behind (see timedDownload); https goes through fetch below.
+    const { bytes, seconds } = await timedDownload(url, { authorization }, ms, signal);
+    return bytes / Math.max(seconds, 1e-6);
+  }
   const stop = new AbortController();
   const timer = setTimeout(() => stop.abort(), ms);
   let first = 0;
   let bytes = 0;
   try {
-    const res = await undiciFetch(
-      `${managerUrl}/api/v1/diagnostics/download?bytes=${MAX_DIAGNOSTIC_PROBE_BYTES}`,
-      { headers: { authorization }, signal: stop.signal, ...(dispatcher ? { dispatcher } : {}) },
-    );
+    const res = await undiciFetch(url, {
+      headers: { authorization },
+      signal: stop.signal,
+      ...(dispatcher ? { dispatcher } : {}),
+    });
     if (!res.ok || !res.body) throw new Error(`download probe: HTTP ${res.status}`);
     for await (const chunk of res.body) {
       if (first === 0) first = performance.now();
@@ -128,16 +139,23 @@ export async function measureUpload(
 ): Promise<number> {
   const send = async (bytes: number): Promise<number> => {
     const started = performance.now();
-    const res = await undiciFetch(`${managerUrl}/api/v1/diagnostics/upload`, {
+    // undici.request writes the stream's chunks as they are; fetch copied every 1 MiB chunk
+    // into a web stream, leaving ~64 MB of garbage in a freshly enrolled agent.
+    const res = await undiciRequest(`${managerUrl}/api/v1/diagnostics/upload`, {
       method: 'POST',
-      headers: { authorization, 'content-type': 'application/octet-stream' },
+      headers: {
+        authorization,
+        'content-type': 'application/octet-stream',
+        'content-length': String(bytes),
+      },
       body: Readable.from(zeros(bytes)),
-      duplex: 'half',
       signal: AbortSignal.timeout(ms * 10),
       ...(dispatcher ? { dispatcher } : {}),
     });
-    await res.text();
-    if (!res.ok) throw new Error(`upload probe: HTTP ${res.status}`);
+    await res.body.text();
+    if (res.statusCode < 200 || res.statusCode > 299) {
+      throw new Error(`upload probe: HTTP ${res.statusCode}`);
+    }
     return bytes / Math.max((performance.now() - started) / 1000, 1e-6);
   };
   const trial = await send(2 * CHUNK);
@@ -225,7 +243,13 @@ export class JoinDiagnostics {
     try {
       const disk = await attempt('disk read rate', () => measureDiskRead(this.opts.dir));
       const down = await attempt('download rate', () =>
-        measureDownload(this.opts.managerUrl, auth, NETWORK_PROBE_MS, dispatcher),
+        measureDownload(
+          this.opts.managerUrl,
+          auth,
+          NETWORK_PROBE_MS,
+          dispatcher,
+          this.abort.signal,
+        ),
       );
       const up = await attempt('upload rate', () =>
         measureUpload(this.opts.managerUrl, auth, NETWORK_PROBE_MS, dispatcher),
