@@ -5,3 +5,4 @@ export { HttpSource } from './http-source.js';
 export { FileSource } from './file-source.js';
 export { checkRange } from './range.js';
 export { collect } from './exact-stream.js';
+export { HeadReader, parseResponseHead, type ResponseHead } from './http-head.js';

@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import type { IncomingHttpHeaders } from 'node:http';
+import { HeadReader, parseResponseHead } from './http-head.js';
 
 /** Socket read buffer for status lines, headers and small bodies, reused per connection (bytes). */
 const READ_BUFFER_BYTES = 64 * 1024;
@@ -7,7 +8,6 @@ const READ_BUFFER_BYTES = 64 * 1024;
 const MAX_HEAD = 64 * 1024;
 /** Largest non-body answer (an error page) we read to keep the connection; larger ones close it. */
 const MAX_SMALL_BODY = 64 * 1024;
-const CRLFCRLF = Buffer.from('\r\n\r\n');
 
 export interface RangeTimeouts {
   /** ms to establish the connection. */
@@ -39,7 +39,7 @@ export type RangeFailure =
 
 /** Whether any of the answer to `ex` has arrived (a request may be resent only before that). */
 function answered(ex: Exchange | null): boolean {
-  return ex !== null && (ex.headBytes > 0 || ex.status !== 0);
+  return ex !== null && (ex.head.pending > 0 || ex.status !== 0);
 }
 
 export class RangeConnectionError extends Error {
@@ -52,8 +52,7 @@ interface Exchange {
   target: Buffer;
   resolve: (r: RangeResponse) => void;
   reject: (e: RangeConnectionError) => void;
-  head: Buffer[];
-  headBytes: number;
+  head: HeadReader;
   status: number;
   headers: IncomingHttpHeaders;
   /** -1 until the head is parsed. */
@@ -108,8 +107,7 @@ export class RangeConnection {
         target,
         resolve,
         reject,
-        head: [],
-        headBytes: 0,
+        head: new HeadReader(MAX_HEAD),
         status: 0,
         headers: {},
         contentLength: -1,
@@ -199,12 +197,14 @@ export class RangeConnection {
     }
     let chunk = Buffer.from(buf.buffer, buf.byteOffset, n);
     if (ex.status === 0) {
-      const end = this.headEnd(ex, chunk);
-      if (end < 0) return true;
-      const prev = ex.head.length > 0 ? Buffer.concat(ex.head) : null;
-      const head = prev ? Buffer.concat([prev, chunk.subarray(0, end)]) : chunk.subarray(0, end);
-      if (!this.parseHead(ex, head.toString('latin1', 0, head.length - 4))) return false;
-      chunk = chunk.subarray(end);
+      const got = ex.head.feed(chunk);
+      if (got === undefined) return true;
+      if (got === 'oversized') {
+        this.fail({ kind: 'unsuitable', why: 'oversized headers' });
+        return false;
+      }
+      if (!this.parseHead(ex, got.text)) return false;
+      chunk = got.rest;
       // A new timer for the body phase: the headers timeout no longer applies.
       clearTimeout(ex.timer);
       ex.timer = setTimeout(
@@ -223,56 +223,24 @@ export class RangeConnection {
     return true;
   }
 
-  /**
-   * Where the head ends in `chunk` (just past CRLFCRLF, which may straddle reads), or -1 after
-   * keeping a copy of the partial head (the static buffer is reused by the next read).
-   */
-  private headEnd(ex: Exchange, chunk: Buffer): number {
-    const tail = ex.head.length > 0 ? ex.head[ex.head.length - 1]!.subarray(-3) : null;
-    const scan = tail ? Buffer.concat([tail, chunk.subarray(0, 4)]) : null;
-    const straddle = scan ? scan.indexOf(CRLFCRLF) : -1;
-    if (straddle >= 0) return straddle + 4 - tail!.length;
-    const at = chunk.indexOf(CRLFCRLF);
-    if (at >= 0) return at + 4;
-    ex.headBytes += chunk.length;
-    if (ex.headBytes > MAX_HEAD) this.fail({ kind: 'unsuitable', why: 'oversized headers' });
-    else ex.head.push(Buffer.from(chunk));
-    return -1;
-  }
-
-  private parseHead(ex: Exchange, head: string): boolean {
-    const lines = head.split('\r\n');
-    const m = /^HTTP\/1\.([01]) (\d{3})/.exec(lines[0] ?? '');
-    if (!m) {
+  private parseHead(ex: Exchange, text: string): boolean {
+    const head = parseResponseHead(text);
+    if (!head) {
       this.fail({ kind: 'unsuitable', why: 'malformed status line' });
       return false;
     }
-    ex.status = Number(m[2]);
-    if (m[1] === '0') ex.close = true;
-    for (const line of lines.slice(1)) {
-      const i = line.indexOf(':');
-      if (i <= 0) continue;
-      const name = line.slice(0, i).trim().toLowerCase();
-      const value = line.slice(i + 1).trim();
-      const prev = ex.headers[name];
-      if (prev === undefined) ex.headers[name] = value;
-      else if (Array.isArray(prev)) prev.push(value);
-      else (ex.headers as Record<string, string | string[]>)[name] = [prev, value];
-    }
-    const conn = String(ex.headers.connection ?? '').toLowerCase();
-    if (conn.includes('close')) ex.close = true;
-    else if (conn.includes('keep-alive')) ex.close = false;
-    const length = ex.headers['content-length'];
-    const sized = typeof length === 'string' && /^\d+$/.test(length);
-    const chunked = ex.headers['transfer-encoding'] !== undefined;
+    ex.status = head.status;
+    ex.headers = head.headers;
+    ex.close = head.close;
+    const sized = head.contentLength !== null && !head.framed;
     const data = ex.status === 200 || ex.status === 206;
-    if (ex.status < 200 || (data && (chunked || !sized))) {
-      this.fail({ kind: 'unsuitable', why: `status ${ex.status}, unsized or chunked body` });
+    if (ex.status < 200 || (data && !sized)) {
+      this.fail({ kind: 'unsuitable', why: `status ${ex.status}, unsized or framed body` });
       return false;
     }
-    ex.contentLength = sized && !chunked ? Number(length) : 0;
+    ex.contentLength = sized ? head.contentLength! : 0;
     ex.keep = data && ex.contentLength <= ex.target.length;
-    if (!ex.keep && (!sized || chunked || ex.contentLength > MAX_SMALL_BODY)) {
+    if (!ex.keep && (!sized || ex.contentLength > MAX_SMALL_BODY)) {
       // An answer we would only drop (error page, wrong size): the head says all we need.
       ex.close = true;
       this.complete(ex);

@@ -1,11 +1,11 @@
 import { connect, type Socket } from 'node:net';
 import { FreeLoaderError } from '@freeloader/protocol';
+import { HeadReader, parseResponseHead } from '@freeloader/sources';
 
 /** Socket read buffer, reused for every read of a connection (bytes). */
 const READ_BUFFER_BYTES = 256 * 1024;
 /** Largest header block or error body we accept (bytes). */
 const MAX_SMALL = 64 * 1024;
-const CRLFCRLF = Buffer.from('\r\n\r\n');
 
 export interface MorselResponse {
   status: number;
@@ -19,8 +19,7 @@ interface InFlight {
   target: Buffer;
   resolve: (r: MorselResponse) => void;
   reject: (e: Error) => void;
-  head: Buffer[];
-  headBytes: number;
+  head: HeadReader;
   status: number;
   contentLength: number;
   received: number;
@@ -66,8 +65,7 @@ export class MorselConnection {
         target,
         resolve,
         reject,
-        head: [],
-        headBytes: 0,
+        head: new HeadReader(MAX_SMALL),
         status: 0,
         contentLength: -1,
         received: 0,
@@ -175,19 +173,16 @@ export class MorselConnection {
   private consume(req: InFlight, input: Buffer): Buffer | null {
     let chunk = input;
     if (req.status === 0) {
-      req.head.push(Buffer.from(chunk)); // headers are small: copy out of the static buffer
-      req.headBytes += chunk.length;
-      const head = req.head.length === 1 ? req.head[0]! : Buffer.concat(req.head);
-      const end = head.indexOf(CRLFCRLF);
-      if (end < 0) {
-        if (req.headBytes <= MAX_SMALL) return Buffer.alloc(0);
+      const got = req.head.feed(chunk);
+      if (got === undefined) return Buffer.alloc(0);
+      if (got === 'oversized') {
         this.fail(
           new FreeLoaderError('UNAVAILABLE', `donor ${this.hostHeader} sent oversized headers`),
         );
         return null;
       }
-      if (!this.parseHead(req, head.subarray(0, end).toString('latin1'))) return null;
-      chunk = head.subarray(end + 4);
+      if (!this.parseHead(req, got.text)) return null;
+      chunk = got.rest;
     }
     const take = Math.min(chunk.length, req.contentLength - req.received);
     if (req.status === 200) chunk.copy(req.target, req.received, 0, take);
@@ -219,30 +214,24 @@ export class MorselConnection {
     }
   }
 
-  private parseHead(req: InFlight, head: string): boolean {
-    const lines = head.split('\r\n');
-    const m = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? '');
-    if (!m) {
+  private parseHead(req: InFlight, text: string): boolean {
+    const head = parseResponseHead(text);
+    if (!head) {
       this.fail(
         new FreeLoaderError('UNAVAILABLE', `donor ${this.hostHeader} sent a malformed response`),
       );
       return false;
     }
-    req.status = Number(m[1]);
-    for (const line of lines.slice(1)) {
-      const i = line.indexOf(':');
-      const name = line.slice(0, i).trim().toLowerCase();
-      const value = line.slice(i + 1).trim();
-      if (name === 'content-length') req.contentLength = Number(value);
-      else if (name === 'connection' && value.toLowerCase() === 'close') req.close = true;
-      else if (name === 'transfer-encoding') {
-        this.fail(
-          new FreeLoaderError('UNAVAILABLE', `donor ${this.hostHeader} sent ${value} encoding`),
-        );
-        return false;
-      }
+    req.status = head.status;
+    req.close = head.close;
+    if (head.framed) {
+      const how = String(head.headers['transfer-encoding']);
+      this.fail(
+        new FreeLoaderError('UNAVAILABLE', `donor ${this.hostHeader} sent ${how} encoding`),
+      );
+      return false;
     }
-    if (req.contentLength < 0) req.contentLength = 0;
+    req.contentLength = head.contentLength ?? 0;
     if (req.status === 200 && req.contentLength > req.target.length) {
       this.fail(
         new FreeLoaderError(
