@@ -2,8 +2,12 @@ import { connect, type Socket } from 'node:net';
 import { FreeLoaderError } from '@freeloader/protocol';
 import { HeadReader, parseResponseHead } from '@freeloader/sources';
 
-/** Socket read buffer, reused for every read of a connection (bytes). */
-const READ_BUFFER_BYTES = 256 * 1024;
+/**
+ * Socket read buffer for response heads, reused for every read of a connection (bytes). Small on
+ * purpose: the read after each response lands here (the next head is not parsed yet) and the body
+ * bytes it carries are copied out; at 256 KiB that was up to a quarter of every morsel.
+ */
+const READ_BUFFER_BYTES = 16 * 1024;
 /** Largest header block or error body we accept (bytes). */
 const MAX_SMALL = 64 * 1024;
 
