@@ -89,6 +89,34 @@ describe('ReadAhead', () => {
     );
   });
 
+  it.each([
+    // After the first whole morsel the window jumps to streamMorsels (capped by maxMorsels).
+    ['streaming', { maxMorsels: 64, streamMorsels: 36 }, [1, 3], [3, 38]],
+    ['streaming, capped', { maxMorsels: 20, streamMorsels: 36 }, [1, 3], [3, 22]],
+    ['without streamMorsels', { maxMorsels: 64 }, [1, 3], [3, 6]],
+  ])('a reader past its first morsel gets the %s window', (_name, opts, first, second) => {
+    const ra = new ReadAhead({ morselSize: M, morselCount: 100, ...opts });
+    const got: [number, number][] = [];
+    for (const pos of [0, M]) {
+      const w = ra.onRead(pos, M);
+      if (w) {
+        got.push([w.from, w.to]);
+        ra.issued(w.to);
+      }
+    }
+    expect(got).toEqual([first, second]);
+  });
+
+  it('a header sniff (one small read) does not get the streaming window', () => {
+    const ra = new ReadAhead({
+      morselSize: M,
+      morselCount: 100,
+      maxMorsels: 64,
+      streamMorsels: 36,
+    });
+    expect(ra.onRead(0, 4096)).toEqual({ from: 1, to: 3 });
+  });
+
   it('prefetches nothing when the budget is zero', () => {
     const ra = new ReadAhead({ morselSize: M, morselCount: 100, maxMorsels: 0 });
     expect(ra.onRead(0, M)).toBeUndefined();

@@ -2,8 +2,9 @@
  * Sequential-access detection for one open file, like the kernel's readahead: a read that
  * continues where the last one ended (or skips forward by less than a morsel) extends a streak,
  * and the prefetch window grows with the streak — twice the bytes read in order so far, from
- * `minMorsels` up to `maxMorsels` — so `head -c 100` fetches little while `dd` or `md5sum` soon
- * has many MiB in flight from every donor. A jump elsewhere resets it: random reads fetch only
+ * `minMorsels` up to `maxMorsels`, and at least `streamMorsels` once a whole morsel was read in
+ * order — so `head -c 100` fetches little while `dd` or `md5sum` soon has many MiB in flight from
+ * every donor. A jump elsewhere resets it: random reads fetch only
  * the morsels they touch.
  *
  * @example
@@ -23,6 +24,11 @@ export class ReadAhead {
       morselCount: number;
       maxMorsels: number;
       minMorsels?: number;
+      /**
+       * The window once the streak has passed a whole morsel (the reader is streaming, not
+       * sniffing a header): enough to keep several requests queued at every donor.
+       */
+      streamMorsels?: number;
     },
   ) {}
 
@@ -44,9 +50,10 @@ export class ReadAhead {
     }
     this.streakBytes += length;
     if (maxMorsels <= 0) return undefined;
+    const streaming = this.streakBytes > morselSize ? (this.opts.streamMorsels ?? 0) : 0;
     const window = Math.max(
       minMorsels,
-      Math.min(maxMorsels, Math.ceil((2 * this.streakBytes) / morselSize)),
+      Math.min(maxMorsels, Math.max(streaming, Math.ceil((2 * this.streakBytes) / morselSize))),
     );
     const current = Math.floor((position + Math.max(length, 1) - 1) / morselSize);
     const from = Math.max(current + 1, this.issuedTo);
