@@ -1,6 +1,8 @@
 // `freeloader get` on loopback from 4 donors (no shaping): verified MB/s next to curl from nginx
 // on the same machine, plus the donors' resident memory while they serve flat out.
+import { readFileSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { loopbackRead } from '../lib/baselines.js';
 import { freePortBlock } from '../lib/free-ports.js';
@@ -13,6 +15,9 @@ const TARGET_MBPS = 1000;
 /** An agent serving flat out must stay under this resident size (bytes). */
 const RSS_LIMIT = 150 * 1e6;
 const SUMMARY = /in ([\d.]+) s, ([\d.]+) MB\/s/;
+const CLIENT_CPU = /client CPU during the read ([\d.]+) s/;
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux). */
+const USER_HZ = 100;
 
 export default {
   name: 'loopback-get',
@@ -61,17 +66,31 @@ export default {
       }, 100);
       /** @type {number[]} */
       const rates = [];
+      /** CPU seconds per GiB read, client (every thread) and all donors, per run. */
+      const cpu = { client: /** @type {number[]} */ ([]), donors: /** @type {number[]} */ ([]) };
       try {
         for (let i = 0; i < (ctx.quick ? 2 : 3); i++) {
-          const got = await cluster.cli(['get', 'bench/loopback.bin', '-o', '/dev/null'], 600_000);
+          const donorsBefore = cpuSeconds(pids);
+          const got = await cluster.cli(
+            ['get', 'bench/loopback.bin', '-o', '/dev/null', '--stats'],
+            600_000,
+          );
+          const donorCpu = cpuSeconds(pids) - donorsBefore;
           const m = SUMMARY.exec(got.stderr);
-          if (!m) throw new Error(`no summary from get: ${got.stderr}`);
+          const c = CLIENT_CPU.exec(got.stderr);
+          if (!m || !c) throw new Error(`no summary from get: ${got.stderr}`);
           rates.push(Number(m[2]));
+          cpu.client.push(Number(c[1]) / (bytes / 2 ** 30));
+          cpu.donors.push(donorCpu / (bytes / 2 ** 30));
         }
       } finally {
         clearInterval(sampler);
       }
       const best = Math.max(...rates);
+      // What a GiB costs the machine, and the rate its cores could sustain at that cost.
+      const perGiB = Math.min(...cpu.client.map((c, i) => c + (cpu.donors[i] ?? 0)));
+      const cores = availableParallelism();
+      const ceiling = (cores * 2 ** 30) / perGiB / 1e6;
       rows.push({
         case: 'freeloader get, 4 donors (loopback)',
         params: { bytes, runs: rates },
@@ -79,6 +98,20 @@ export default {
         limitMbps: TARGET_MBPS,
         targetRatio: 1,
         note: `every morsel SHA-256 verified; ${(best / curl.mbps).toFixed(2)}× curl`,
+      });
+      rows.push({
+        case: `CPU-bound ceiling on ${cores} cores (client + donors CPU per GiB)`,
+        params: {
+          clientCpuSecondsPerGiB: cpu.client,
+          donorCpuSecondsPerGiB: cpu.donors,
+          cores,
+        },
+        mbps: ceiling,
+        limitMbps: null,
+        note:
+          `${perGiB.toFixed(2)} CPU-s per GiB (client ${Math.min(...cpu.client).toFixed(2)}, ` +
+          `4 donors ${Math.min(...cpu.donors).toFixed(2)}); get reached ` +
+          `${(best / ceiling).toFixed(2)} of it`,
       });
       rows.push({
         case: 'agent peak RSS while serving (MB)',
@@ -98,3 +131,24 @@ export default {
     return ctx.report('loopback-get', { bytes }, rows, {});
   },
 };
+
+/**
+ * CPU seconds (user + system) the processes have used so far, from /proc/<pid>/stat; a process
+ * that has gone counts 0.
+ *
+ * @param {number[]} pids
+ * @example cpuSeconds([process.pid]) // e.g. 0.42
+ */
+function cpuSeconds(pids) {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      // Fields after the command name: state is 3rd, utime 14th, stime 15th overall.
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone
+    }
+  }
+  return ticks / USER_HZ;
+}

@@ -84,6 +84,10 @@ describe('import and get', () => {
       expect(delivered).toBe(12 * MiB + 5);
       expect(summary.firstMorselSeconds).toBeGreaterThan(0);
       expect(summary.firstMorselSeconds).toBeLessThanOrEqual(summary.seconds);
+      // Hashing 12 MiB alone takes CPU; the figure covers the read, not the process's life.
+      const cpu = summary.cpuSeconds.user + summary.cpuSeconds.system;
+      expect(cpu).toBeGreaterThan(0);
+      expect(cpu).toBeLessThan(summary.seconds * 8);
     } finally {
       await fh.close();
     }

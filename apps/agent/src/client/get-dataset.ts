@@ -32,6 +32,11 @@ export interface GetSummary {
   donors: Map<string, DonorRate>;
   /** From the start of the read to the first verified morsel (seconds). */
   firstMorselSeconds: number;
+  /**
+   * CPU this process spent during the read, every thread (hashing workers too), in seconds:
+   * what a read costs the client machine, apart from start-up.
+   */
+  cpuSeconds: { user: number; system: number };
 }
 
 /** Read a whole dataset from its donors, verified, into `sink`. */
@@ -58,6 +63,7 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
     },
   });
   const started = performance.now();
+  const cpuAtStart = process.cpuUsage();
   let bytes = 0;
   let firstAt = 0;
   try {
@@ -93,6 +99,7 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
     await fallback.close();
   }
   const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuAtStart);
   const donors = reader.donorRates();
   await reportReadOutcome(opts.manager, map.dataset.id, donors, failed).catch(() => undefined);
   return {
@@ -102,6 +109,7 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
     donorFailures,
     donors,
     firstMorselSeconds: (firstAt - started) / 1000,
+    cpuSeconds: { user: cpu.user / 1e6, system: cpu.system / 1e6 },
   };
 }
 

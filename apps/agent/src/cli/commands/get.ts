@@ -16,7 +16,10 @@ export function registerGet(program: Command): void {
     .option('-o, --output <file>', 'output file, or - for stdout (default: the dataset name)')
     .option('--manager <url>', 'manager URL', defaultManagerUrl())
     .option('--window <morsels>', 'morsels buffered or in flight when writing to stdout')
-    .option('--stats', 'print what each donor delivered (MB, busy seconds, MB/s)')
+    .option(
+      '--stats',
+      'print what each donor delivered (MB, busy seconds, MB/s) and the CPU the read took',
+    )
     .action(
       async (
         dataset: string,
@@ -50,6 +53,11 @@ export function registerGet(program: Command): void {
           );
           if (opts.stats) {
             console.error(`first morsel after ${summary.firstMorselSeconds.toFixed(3)} s`);
+            const { user, system } = summary.cpuSeconds;
+            console.error(
+              `client CPU during the read ${(user + system).toFixed(2)} s ` +
+                `(user ${user.toFixed(2)}, system ${system.toFixed(2)})`,
+            );
             console.error(donorTable(summary.map, summary.donors));
           }
         } finally {
