@@ -6,3 +6,4 @@ export { FileSource } from './file-source.js';
 export { checkRange } from './range.js';
 export { collect } from './exact-stream.js';
 export { HeadReader, parseResponseHead, type ResponseHead } from './http-head.js';
+export { connectDirect, type DirectSocketOptions } from './direct-socket.js';

@@ -1,5 +1,6 @@
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { IncomingHttpHeaders } from 'node:http';
+import { connectDirect } from './direct-socket.js';
 import { HeadReader, parseResponseHead } from './http-head.js';
 
 /** Socket read buffer for status lines, headers and small bodies, reused per connection (bytes). */
@@ -79,8 +80,6 @@ export class RangeConnection {
   private socket: Socket | null = null;
   private connected = false;
   private exchange: Exchange | null = null;
-  private readonly readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
-  private direct = false;
   /** Exchanges completed on the current socket (a failure on a reused socket may be retried). */
   private served = 0;
   closed = false;
@@ -130,15 +129,14 @@ export class RangeConnection {
     if (this.socket && !this.socket.destroyed) return this.socket;
     this.served = 0;
     this.connected = false;
-    const socket: Socket = connect({
+    const socket = connectDirect({
       host: this.host,
       port: this.port,
-      noDelay: true,
-      onread: {
-        buffer: () => this.nextReadBuffer(),
-        callback: (n: number, buf: Uint8Array) =>
-          this.socket === socket ? this.onData(n, buf) : false,
-      },
+      bufferBytes: READ_BUFFER_BYTES,
+      bodyTarget: () => this.bodyTarget(),
+      onBody: (n) => this.onBody(n),
+      onBytes: (chunk) => this.onBytes(chunk),
+      isCurrent: (s) => this.socket === s,
     });
     socket.on('connect', () => {
       if (this.socket !== socket) return;
@@ -171,18 +169,25 @@ export class RangeConnection {
     return socket;
   }
 
-  /** Where the next read lands: the rest of a kept body, else the static buffer. */
-  private nextReadBuffer(): Uint8Array {
+  /** Where the next read lands: the rest of a kept body, else null (the reused buffer). */
+  private bodyTarget(): Uint8Array | null {
     const ex = this.exchange;
     if (ex && ex.keep && ex.received < ex.contentLength) {
-      this.direct = true;
       return ex.target.subarray(ex.received, ex.contentLength);
     }
-    this.direct = false;
-    return this.readBuffer;
+    return null;
   }
 
-  private onData(n: number, buf: Uint8Array): boolean {
+  /** Body bytes already in the caller's buffer; the read could not run past the body. */
+  private onBody(n: number): boolean {
+    const ex = this.exchange!;
+    ex.timer.refresh();
+    ex.received += n;
+    if (ex.received === ex.contentLength) this.complete(ex);
+    return true;
+  }
+
+  private onBytes(input: Buffer): boolean {
     const ex = this.exchange;
     if (!ex) {
       // Bytes nobody asked for: the stream is out of step, never reuse it.
@@ -190,12 +195,7 @@ export class RangeConnection {
       return false;
     }
     ex.timer.refresh();
-    if (this.direct && buf.buffer === ex.target.buffer) {
-      ex.received += n;
-      if (ex.received === ex.contentLength) this.complete(ex);
-      return true;
-    }
-    let chunk = Buffer.from(buf.buffer, buf.byteOffset, n);
+    let chunk = input;
     if (ex.status === 0) {
       const got = ex.head.feed(chunk);
       if (got === undefined) return true;

@@ -1,6 +1,6 @@
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { FreeLoaderError } from '@freeloader/protocol';
-import { HeadReader, parseResponseHead } from '@freeloader/sources';
+import { connectDirect, HeadReader, parseResponseHead } from '@freeloader/sources';
 
 /**
  * Socket read buffer for response heads, reused for every read of a connection (bytes). The read
@@ -43,9 +43,6 @@ export class MorselConnection {
   private socket: Socket | null = null;
   /** Requests sent and not yet answered, oldest first (HTTP/1.1 answers in order). */
   private readonly queue: InFlight[] = [];
-  private readonly readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
-  /** The request whose slot the current socket read targets, if any. */
-  private direct: InFlight | null = null;
   /** Fires when the oldest request has seen no byte for `stallMs`. */
   private stallTimer: NodeJS.Timeout | null = null;
   closed = false;
@@ -104,17 +101,15 @@ export class MorselConnection {
     if (this.socket && !this.socket.destroyed) return this.socket;
     // Handlers act only while their socket is the current one: a socket replaced after a
     // failure must not fail the requests its successor carries.
-    const socket: Socket = connect({
+    // While a 200 body is arriving, reads land straight in the caller's slot (no copy).
+    const socket = connectDirect({
       host: this.host,
       port: this.port,
-      noDelay: true,
-      onread: {
-        // Asked before every read: while a 200 body is arriving, the socket reads straight into
-        // the caller's slot (no copy); otherwise into the connection's static buffer.
-        buffer: () => this.nextReadBuffer(),
-        callback: (n: number, buf: Uint8Array) =>
-          this.socket === socket ? this.onData(n, buf) : false,
-      },
+      bufferBytes: READ_BUFFER_BYTES,
+      bodyTarget: () => this.bodyTarget(),
+      onBody: (n) => this.onBody(n),
+      onBytes: (chunk) => this.onBytes(chunk),
+      isCurrent: (s) => this.socket === s,
     });
     socket.on('error', (e: NodeJS.ErrnoException) => {
       if (this.socket !== socket) return;
@@ -135,28 +130,27 @@ export class MorselConnection {
     return socket;
   }
 
-  /** Where the next socket read lands: the rest of the current body, else the static buffer. */
-  private nextReadBuffer(): Uint8Array {
+  /** Where the next socket read lands: the rest of the current 200 body, else null. */
+  private bodyTarget(): Uint8Array | null {
     const req = this.queue[0];
     if (req && req.status === 200 && req.received < req.contentLength) {
-      this.direct = req;
       return req.target.subarray(req.received, req.contentLength);
     }
-    this.direct = null;
-    return this.readBuffer;
+    return null;
   }
 
-  /** Called with the buffer the read used: everything must be consumed before returning. */
-  private onData(n: number, buf: Uint8Array): boolean {
-    const direct = this.direct;
-    if (direct && direct === this.queue[0] && buf.buffer === direct.target.buffer) {
-      // The bytes are already in place; the read could not run past this body.
-      this.armStallTimer();
-      direct.received += n;
-      if (direct.received === direct.contentLength) this.complete(direct);
-      return true;
-    }
-    let chunk = Buffer.from(buf.buffer, buf.byteOffset, n);
+  /** Bytes already in place in the oldest request's slot; the read could not run past it. */
+  private onBody(n: number): boolean {
+    const req = this.queue[0]!;
+    this.armStallTimer();
+    req.received += n;
+    if (req.received === req.contentLength) this.complete(req);
+    return true;
+  }
+
+  /** Bytes in the reused buffer: everything must be consumed before returning. */
+  private onBytes(input: Buffer): boolean {
+    let chunk = input;
     // One read may finish one response and start the next: consume all of it.
     while (chunk.length > 0) {
       const req = this.queue[0];
