@@ -3,7 +3,6 @@
 // reported as the tray does); plus how fast serving falls after owner input and recovers.
 // Loopback, one machine: the client's own CPU counts as the donor owner's "native" load here,
 // which a real LAN would not do — the governed figures are therefore conservative.
-import { readFileSync } from 'node:fs';
 import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +11,7 @@ import { freePortBlock } from '../lib/free-ports.js';
 import { startLoopbackCluster } from '../lib/loopback-cluster.js';
 import { compositeWorkload, cpuWorkload, uncachedReadWorkload } from '../lib/native-workloads.js';
 import { startNginx } from '../lib/nginx.js';
+import { cpuSeconds } from '../lib/proc-stat.js';
 import { LOOPBACK } from '../lib/processes.js';
 import { adminClient, startReadingClient } from '../lib/reading-client.js';
 import { median } from '../lib/stats.js';
@@ -225,33 +225,18 @@ async function withClient(manager, settings, governor, ownerActive, workload, ag
   try {
     await sleep(1_000); // the client at speed first
     const from = performance.now();
-    const cpuFrom = cpuMs(agentPid);
+    const cpuFrom = cpuSeconds(agentPid, { children: true }) * 1000;
     const seconds = await workload();
     const to = performance.now();
     return {
       seconds,
       clientBps: client.rateIn(from, to),
-      agentCpuMsPerS: (cpuMs(agentPid) - cpuFrom) / ((to - from) / 1000),
+      agentCpuMsPerS:
+        (cpuSeconds(agentPid, { children: true }) * 1000 - cpuFrom) / ((to - from) / 1000),
     };
   } finally {
     clearInterval(ticker);
     await client.stop();
-  }
-}
-
-/**
- * CPU milliseconds a process and its waited-for children have used (utime + stime + cutime +
- * cstime from /proc/<pid>/stat, in 10 ms clock ticks); 0 when unknown.
- *
- * @param {number | undefined} pid
- */
-function cpuMs(pid) {
-  if (pid === undefined) return 0;
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10;
-  } catch {
-    return 0;
   }
 }
 

@@ -1,12 +1,12 @@
 // `freeloader get` on loopback from 4 donors (no shaping): verified MB/s next to curl from nginx
 // on the same machine, plus the donors' resident memory while they serve flat out.
-import { readFileSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { loopbackRead } from '../lib/baselines.js';
 import { freePortBlock } from '../lib/free-ports.js';
 import { rssBytes, startLoopbackCluster } from '../lib/loopback-cluster.js';
+import { cpuSeconds } from '../lib/proc-stat.js';
 import { startNginx } from '../lib/nginx.js';
 import { LOOPBACK } from '../lib/processes.js';
 
@@ -16,8 +16,6 @@ const TARGET_MBPS = 1000;
 const RSS_LIMIT = 150 * 1e6;
 const SUMMARY = /in ([\d.]+) s, ([\d.]+) MB\/s/;
 const CLIENT_CPU = /client CPU during the read ([\d.]+) s/;
-/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux). */
-const USER_HZ = 100;
 
 export default {
   name: 'loopback-get',
@@ -70,12 +68,12 @@ export default {
       const cpu = { client: /** @type {number[]} */ ([]), donors: /** @type {number[]} */ ([]) };
       try {
         for (let i = 0; i < (ctx.quick ? 2 : 3); i++) {
-          const donorsBefore = cpuSeconds(pids);
+          const donorsBefore = donorsCpu(pids);
           const got = await cluster.cli(
             ['get', 'bench/loopback.bin', '-o', '/dev/null', '--stats'],
             600_000,
           );
-          const donorCpu = cpuSeconds(pids) - donorsBefore;
+          const donorCpu = donorsCpu(pids) - donorsBefore;
           const m = SUMMARY.exec(got.stderr);
           const c = CLIENT_CPU.exec(got.stderr);
           if (!m || !c) throw new Error(`no summary from get: ${got.stderr}`);
@@ -132,23 +130,7 @@ export default {
   },
 };
 
-/**
- * CPU seconds (user + system) the processes have used so far, from /proc/<pid>/stat; a process
- * that has gone counts 0.
- *
- * @param {number[]} pids
- * @example cpuSeconds([process.pid]) // e.g. 0.42
- */
-function cpuSeconds(pids) {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      // Fields after the command name: state is 3rd, utime 14th, stime 15th overall.
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // gone
-    }
-  }
-  return ticks / USER_HZ;
+/** @param {number[]} pids @returns {number} CPU seconds the processes have used so far */
+function donorsCpu(pids) {
+  return pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
 }

@@ -5,6 +5,7 @@ import { inNamespace } from './netns.js';
 import { nginxConf } from './nginx.js';
 import { gnuplotScript } from './plot.js';
 import { missingPackages } from './prereqs.js';
+import { cpuSeconds } from './proc-stat.js';
 import { median } from './stats.js';
 
 describe('median', () => {
@@ -86,5 +87,18 @@ describe('gnuplotScript', () => {
     expect(s).toContain('set title "a b"');
     expect(s).toContain("'-' using 1:2 with linespoints title \"s1\", '-'");
     expect(s).toContain('1 2\n3 4\ne\n1 5\ne');
+  });
+});
+
+describe('cpuSeconds', () => {
+  it('grows while this process works and is 0 for a process that is gone', () => {
+    const before = cpuSeconds(process.pid);
+    const until = Date.now() + 150;
+    while (Date.now() < until) Math.sqrt(Math.random());
+    expect(cpuSeconds(process.pid)).toBeGreaterThan(before);
+    expect(cpuSeconds(process.pid, { children: true })).toBeGreaterThanOrEqual(
+      cpuSeconds(process.pid),
+    );
+    expect(cpuSeconds(2 ** 22 + 1)).toBe(0);
   });
 });
