@@ -77,6 +77,17 @@ describe('HttpSource failures', () => {
     expect((await src.readRange(5, 50, info)).equals(srv.content.subarray(5, 50))).toBe(true);
   });
 
+  it('many reads at once through a redirect all come back whole', async () => {
+    const { srv, src } = await setup({ redirect: 1 }, { connections: 2 });
+    const info = await src.probe();
+    const ranges = Array.from({ length: 6 }, (_, i) => [i * 100, i * 100 + 50] as const);
+    const got = await Promise.all(ranges.map(([a, b]) => src.readRange(a, b, info)));
+    got.forEach((buf, i) => {
+      const [a, b] = ranges[i]!;
+      expect(buf.equals(srv.content.subarray(a, b))).toBe(true);
+    });
+  });
+
   it.each<[string, TestServerOptions, SourceOptions, RegExp]>([
     // undici's header/body timers tick about every 0.5 s, so the server stalls well past that.
     ['headers', { delayMs: 3000 }, { headersTimeoutMs: 200 }, /waiting for response headers/],

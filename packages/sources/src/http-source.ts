@@ -46,7 +46,9 @@ export class HttpSource implements Source {
   private readonly pools = new Map<string, Pool>();
   private readonly poolOptions: Pool.Options;
   private readonly maxRedirects: number;
-  private lean: RangePool | null;
+  private readonly lean: RangePool | null;
+  /** Set once the lean client met an answer it leaves to undici; reads in flight finish first. */
+  private leanOff = false;
   private closed = false;
 
   constructor(url: URL, options: SourceOptions = {}) {
@@ -109,7 +111,7 @@ export class HttpSource implements Source {
       throw new RangeError(`readRange: a ${into.length}-byte buffer cannot hold ${end - start}`);
     }
     const out = into ? into.subarray(0, end - start) : Buffer.allocUnsafe(end - start);
-    if (this.lean && start < end && expect.acceptsRanges) {
+    if (this.lean && !this.leanOff && start < end && expect.acceptsRanges) {
       if (this.closed) throw this.closedError();
       const pre = preconditions(expect, true);
       const res = await rangeRead(
@@ -126,8 +128,8 @@ export class HttpSource implements Source {
         return out;
       }
       // Redirected, chunked or otherwise unusual: undici from now on (it follows redirects).
-      this.lean.close();
-      this.lean = null;
+      // The pool stays open until close(): reads queued on it fall back the same way.
+      this.leanOff = true;
     }
     return collect(await this.streamRange(start, end, expect, signal), end - start, out);
   }
