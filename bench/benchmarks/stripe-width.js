@@ -62,6 +62,8 @@ export default {
           workDir: join(work, `nginx-${bytes}`),
         });
         const label = `${bytes / 2 ** 20} MiB`;
+        // Small reads are a few seconds long, so one unlucky sample moves them most.
+        const reps = ctx.quick || bytes >= 2 ** 30 ? 1 : 3;
         series[label] = [];
         for (const w of widths) {
           const name = `bench/w${w}-${bytes}`;
@@ -73,8 +75,7 @@ export default {
           const samples = [];
           /** @type {number[]} */
           const seconds = [];
-          // Small reads are a few seconds long, so one unlucky sample moves them most.
-          for (let rep = 0; rep < (ctx.quick || bytes >= 2 ** 30 ? 1 : 3); rep++) {
+          for (let rep = 0; rep < reps; rep++) {
             const got = await fl.cli(['get', name, '-o', out, '--stats'], 600_000);
             ctx.log(`W=${w} ${label}:\n${got.stderr.trim()}`);
             const m = SUMMARY.exec(got.stderr);
@@ -113,7 +114,7 @@ export default {
         );
         for (const w of widths) {
           // As many samples as FreeLoader had, median against median.
-          const aria = await repeat(ctx.quick || bytes >= 2 ** 30 ? 1 : 3, async () => {
+          const aria = await repeat(reps, async () => {
             const r = await aria2Read(
               tb.client,
               mirrors.slice(0, w).map((m) => m.url(ds.name)),
