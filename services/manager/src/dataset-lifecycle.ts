@@ -68,6 +68,13 @@ export async function onJobFinished(app: FastifyInstance, job: JobView): Promise
   const datasetId = job.datasetId;
   if (!datasetId) return;
   if (job.kind === 'delete') {
+    // The donor has freed its space: its ledger follows now, not when the slowest donor is done.
+    if (job.state === 'done' && job.agentId) {
+      const agentId = job.agentId;
+      await withTransaction(app.pg, (tx) =>
+        app.reservationsRepo.releaseDataset(tx, datasetId, agentId),
+      );
+    }
     if ((await app.jobsRepo.unfinished(datasetId, 'delete')) > 0) return;
     const gone = await withTransaction(app.pg, async (tx) => {
       const { rows } = await tx.query<{ state: string }>(

@@ -161,20 +161,25 @@ export function createReservationsRepo(pool: pg.Pool) {
       });
     },
 
-    /** Release every reservation of a dataset (its deletion): committed bytes go back. */
-    async releaseDataset(tx: Queryable, datasetId: string): Promise<void> {
+    /**
+     * Release every reservation of a dataset (its deletion): committed bytes go back. With
+     * `agentId`, only that donor's (it has deleted its morsels while others still hold theirs).
+     */
+    async releaseDataset(tx: Queryable, datasetId: string, agentId?: string): Promise<void> {
       // Agents first, in id order, as `reserve` locks the agent before any reservation row.
       await tx.query(
         `SELECT 1 FROM agents WHERE id IN (
            SELECT agent_id FROM reservations
-           WHERE dataset_id = $1 AND state IN ('active', 'committed'))
+           WHERE dataset_id = $1 AND state IN ('active', 'committed')
+             AND ($2::uuid IS NULL OR agent_id = $2))
          ORDER BY id FOR UPDATE`,
-        [datasetId],
+        [datasetId, agentId ?? null],
       );
       await tx.query(
         `WITH old AS (
            SELECT id, agent_id, bytes, state FROM reservations
-           WHERE dataset_id = $1 AND state IN ('active', 'committed') FOR UPDATE),
+           WHERE dataset_id = $1 AND state IN ('active', 'committed')
+             AND ($2::uuid IS NULL OR agent_id = $2) FOR UPDATE),
          released AS (
            UPDATE reservations r SET state = 'released', updated_at = now()
            FROM old WHERE r.id = old.id)
@@ -182,7 +187,7 @@ export function createReservationsRepo(pool: pg.Pool) {
          FROM (SELECT agent_id, sum(bytes)::bigint AS bytes FROM old
                WHERE state = 'committed' GROUP BY agent_id) s
          WHERE a.id = s.agent_id`,
-        [datasetId],
+        [datasetId, agentId ?? null],
       );
     },
 

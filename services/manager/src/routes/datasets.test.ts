@@ -190,6 +190,54 @@ describe('datasets', () => {
     expect((await get(`/api/v1/datasets/${ds.id}`)).statusCode).toBe(404);
     expect((await h.app.agentsRepo.get(a.agentId))?.usedBytes).toBe(0);
   });
+
+  it('gives each donor its space back when its own delete job is done', async () => {
+    const donors = [await h.enroll({ quotaBytes: 1000 }), await h.enroll({ quotaBytes: 1000 })];
+    const ds = await h.app.namespaceRepo.createDataset({ path: 'gone/two', sizeBytes: 20 });
+    await setPlacement(h.app.pg, ds.id, [
+      { copy: 0, first: 0, count: 2, unit: 1, phase: 0, donors: donors.map((d) => d.agentId) },
+    ]);
+    for (const d of donors) {
+      const r = await h.app.reservationsRepo.reserve({
+        agentId: d.agentId,
+        bytes: 300,
+        datasetId: ds.id,
+      });
+      await h.app.reservationsRepo.commit(r.id);
+    }
+    await h.call({
+      method: 'DELETE',
+      url: `/api/v1/datasets/${ds.id}`,
+      headers: { authorization: user },
+    });
+    const used = async () =>
+      Promise.all(donors.map(async (d) => (await h.app.agentsRepo.get(d.agentId))?.usedBytes));
+    expect(await used()).toEqual([300, 300]);
+
+    const finishDelete = async (auth: string) => {
+      const [job] = (
+        await h.call({
+          method: 'POST',
+          url: '/api/v1/jobs/claim',
+          headers: { authorization: auth },
+          payload: { kinds: ['delete'] },
+        })
+      ).json();
+      await h.call({
+        method: 'POST',
+        url: `/api/v1/jobs/${job.id}/finish`,
+        headers: { authorization: auth },
+        payload: { state: 'done' },
+      });
+    };
+    await finishDelete(donors[0]!.auth);
+    // The first donor freed its morsels; the second still holds its own.
+    expect(await used()).toEqual([0, 300]);
+    expect((await get(`/api/v1/datasets/${ds.id}`)).json().state).toBe('deleting');
+    await finishDelete(donors[1]!.auth);
+    expect(await used()).toEqual([0, 0]);
+    expect((await get(`/api/v1/datasets/${ds.id}`)).statusCode).toBe(404);
+  });
 });
 
 describe('placement helpers', () => {
