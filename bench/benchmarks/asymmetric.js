@@ -7,6 +7,7 @@
 // at memory speed). Then the manager chooses the ratio itself from the rates those two reads
 // reported: target ≥ 0.90 of the model's peak thpt_l + thpt_r.
 import { join } from 'node:path';
+import { parseGetSummary } from '../lib/freeloader.js';
 import { fileDigest } from '../lib/dataset.js';
 import { addAgents } from '../lib/extra-agents.js';
 import { startFreeLoaderLan } from '../lib/freeloader-lan.js';
@@ -19,7 +20,6 @@ const TARGET_RATIO = 0.9;
 const REMOTES = 8;
 /** The host's emulated local disk read rate (Mbit/s on its loopback): 30 MB/s. */
 const LOCAL_MBIT = Number(process.env.BENCH_LOCAL_MBIT ?? 240);
-const SUMMARY = /in ([\d.]+) s, ([\d.]+) MB\/s/;
 
 export default {
   name: 'asymmetric',
@@ -102,13 +102,12 @@ async function sweep(ctx, hostMbit, locals, bytes) {
       );
       const out = join(work, `out-${tag}`);
       const got = await fl.cli(['get', name, '-o', out], 900_000);
-      const m = SUMMARY.exec(got.stderr);
-      if (!m) throw new Error(`no summary from get: ${got.stderr}`);
+      const { mbps, seconds } = parseGetSummary(got.stderr);
       if ((await fileDigest(out)).sha256 !== ds.sha256) throw new Error(`${name}: output differs`);
       await exec(tb.client, 'rm', ['-f', out]);
       await fl.cli(['rm', name]).catch(() => undefined);
       const share = Number(/([\d.]+) % on the host/.exec(imported.stderr)?.[1] ?? NaN) / 100;
-      return { mbps: Number(m[2]), seconds: Number(m[1]), share, stderr: imported.stderr };
+      return { mbps, seconds, share, stderr: imported.stderr };
     };
     const asym = ['--policy', 'asymmetric', '--host', host.dir];
     // The endpoints first: they give the model its rates and train the manager's history.

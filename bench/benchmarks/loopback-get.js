@@ -3,6 +3,7 @@
 import { chmod, mkdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { parseGetSummary } from '../lib/freeloader.js';
 import { loopbackRead } from '../lib/baselines.js';
 import { freePortBlock } from '../lib/free-ports.js';
 import { rssBytes, startLoopbackCluster } from '../lib/loopback-cluster.js';
@@ -14,7 +15,6 @@ import { LOOPBACK } from '../lib/processes.js';
 const TARGET_MBPS = 1000;
 /** An agent serving flat out must stay under this resident size (bytes). */
 const RSS_LIMIT = 150 * 1e6;
-const SUMMARY = /in ([\d.]+) s, ([\d.]+) MB\/s/;
 const CLIENT_CPU = /client CPU during the read ([\d.]+) s/;
 
 export default {
@@ -74,10 +74,10 @@ export default {
             600_000,
           );
           const donorCpu = donorsCpu(pids) - donorsBefore;
-          const m = SUMMARY.exec(got.stderr);
+          const { mbps } = parseGetSummary(got.stderr);
           const c = CLIENT_CPU.exec(got.stderr);
-          if (!m || !c) throw new Error(`no summary from get: ${got.stderr}`);
-          rates.push(Number(m[2]));
+          if (!c) throw new Error(`no CPU line from get --stats: ${got.stderr}`);
+          rates.push(mbps);
           cpu.client.push(Number(c[1]) / (bytes / 2 ** 30));
           cpu.donors.push(donorCpu / (bytes / 2 ** 30));
         }

@@ -5,6 +5,7 @@
 // also what trains the manager's rate history (the seed trained with several 1 GB transfers).
 // Limit: min(client goodput, Σ donor goodput), measured on the same links in the same run.
 import { join } from 'node:path';
+import { parseGetSummary } from '../lib/freeloader.js';
 import { fileDigest } from '../lib/dataset.js';
 import { addAgents, listAgents, managerGet } from '../lib/extra-agents.js';
 import { startFreeLoaderLan } from '../lib/freeloader-lan.js';
@@ -16,7 +17,6 @@ import { createTestbed, exec } from '../lib/testbed.js';
 
 const TARGET_RATIO = 0.9;
 const FAST = 3;
-const SUMMARY = /in ([\d.]+) s, ([\d.]+) MB\/s/;
 
 export default {
   name: 'placement-mix',
@@ -88,19 +88,17 @@ export default {
           );
           const out = join(work, `out-${slow}-${policy}`);
           const got = await fl.cli(['get', name, '-o', out], 900_000);
-          const m = SUMMARY.exec(got.stderr);
-          if (!m) throw new Error(`no summary from get: ${got.stderr}`);
+          const { mbps, seconds } = parseGetSummary(got.stderr);
           const { sha256 } = await fileDigest(out);
           if (sha256 !== ds.sha256) throw new Error(`${name}: output differs from the source`);
           await exec(tb.client, 'rm', ['-f', out]);
           await fl.cli(['rm', name]).catch(() => undefined);
-          const mbps = Number(m[2]);
           series[policy].push([slow, mbps]);
           const placement = /placement: .*/.exec(imported.stderr)?.[0] ?? '';
           ctx.log(`${name}: ${placement}`);
           rows.push({
             case: `${policy} ${slow}:${FAST} (W=${width}), ${bytes / 2 ** 20} MiB`,
-            params: { slow, fast: FAST, width, bytes, seconds: Number(m[1]), policy },
+            params: { slow, fast: FAST, width, bytes, seconds, policy },
             mbps,
             limitMbps: limit,
             targetRatio: policy === 'predictive' ? TARGET_RATIO : null,

@@ -3,6 +3,7 @@
 // goodput) measured on the same links in the same run. The aria2c and curl baselines are in
 // baselines-stripe. Every read is checked byte for byte against the dataset's SHA-256.
 import { join } from 'node:path';
+import { parseGetSummary } from '../lib/freeloader.js';
 import { fileDigest } from '../lib/dataset.js';
 import { importRoundRobin, startFreeLoaderLan } from '../lib/freeloader-lan.js';
 import { aria2Read, curlRead } from '../lib/baselines.js';
@@ -14,7 +15,6 @@ import { DEFAULT_LINKS, createTestbed, exec } from '../lib/testbed.js';
 
 /** The seed reached ~0.75 of the limit; we aim for this. */
 const TARGET_RATIO = 0.95;
-const SUMMARY = /in ([\d.]+) s, ([\d.]+) MB\/s/;
 
 export default {
   name: 'stripe-width',
@@ -78,13 +78,12 @@ export default {
           for (let rep = 0; rep < reps; rep++) {
             const got = await fl.cli(['get', name, '-o', out, '--stats'], 600_000);
             ctx.log(`W=${w} ${label}:\n${got.stderr.trim()}`);
-            const m = SUMMARY.exec(got.stderr);
-            if (!m) throw new Error(`no summary from get: ${got.stderr}`);
+            const summary = parseGetSummary(got.stderr);
             const { sha256 } = await fileDigest(out);
             if (sha256 !== ds.sha256) throw new Error(`W=${w}: output differs from the source`);
             await exec(tb.client, 'rm', ['-f', out]);
-            samples.push(Number(m[2]));
-            seconds.push(Number(m[1]));
+            samples.push(summary.mbps);
+            seconds.push(summary.seconds);
           }
           await fl.cli(['rm', name]).catch(() => undefined);
           const mbps = median(samples);

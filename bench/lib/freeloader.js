@@ -86,3 +86,21 @@ export function runFreeLoader(host, args, opts) {
     timeoutMs: opts.timeoutMs,
   });
 }
+
+const GET_SUMMARY = /in ([\d.]+) s, ([\d.]+) MB\/s/;
+const GET_PRECISE = /^read time ([\d.]+) s, ([\d.]+) MB\/s$/m;
+
+/**
+ * Seconds and MB/s of a `freeloader get`, from its stderr: the `--stats` line when there (4 and 3
+ * decimals), else the summary line, whose one-decimal MB/s turned 11.949 into 11.9 and lost a
+ * tie with aria2c's 11.913. Throws when neither is there.
+ *
+ * @param {string} stderr
+ * @returns {{ seconds: number, mbps: number }}
+ * @example parseGetSummary('1 GiB (…) in 89.86 s, 11.9 MB/s, …\nread time 89.8612 s, 11.949 MB/s') // { seconds: 89.8612, mbps: 11.949 }
+ */
+export function parseGetSummary(stderr) {
+  const m = GET_PRECISE.exec(stderr) ?? GET_SUMMARY.exec(stderr);
+  if (!m) throw new Error(`no summary from get: ${stderr}`);
+  return { seconds: Number(m[1]), mbps: Number(m[2]) };
+}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runIdOf } from '../cleanup.js';
 import { parseArgs } from '../run.js';
+import { parseGetSummary } from './freeloader.js';
 import { inNamespace } from './netns.js';
 import { nginxConf } from './nginx.js';
 import { gnuplotScript } from './plot.js';
@@ -100,5 +101,23 @@ describe('cpuSeconds', () => {
       cpuSeconds(process.pid),
     );
     expect(cpuSeconds(2 ** 22 + 1)).toBe(0);
+  });
+});
+
+describe('parseGetSummary', () => {
+  const summary = '1 GiB (1073741824 bytes) in 89.86 s, 11.9 MB/s, 0 donor failure(s) → /tmp/out';
+  it.each([
+    // stderr, what is read from it
+    { stderr: summary, want: { seconds: 89.86, mbps: 11.9 } },
+    {
+      stderr: `${summary}\nread time 89.8612 s, 11.949 MB/s\nfirst morsel after 0.090 s`,
+      want: { seconds: 89.8612, mbps: 11.949 },
+    },
+  ])('$want.mbps MB/s', ({ stderr, want }) => {
+    expect(parseGetSummary(stderr)).toEqual(want);
+  });
+
+  it('says what it got when there is no summary', () => {
+    expect(() => parseGetSummary('error: dataset not found')).toThrow(/no summary.*not found/);
   });
 });

@@ -4,13 +4,12 @@
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { onCleanup } from './cleanup-hooks.js';
-import { FREELOADER_CLI, freeloaderEnv } from './freeloader.js';
+import { FREELOADER_CLI, freeloaderEnv, parseGetSummary } from './freeloader.js';
 import { detachMount } from './fuse-mounts.js';
 import { run } from './sh.js';
 import { repeat } from './stats.js';
 
 const SERVED = /served ([\d.]+) MB in (\d+) reads: (\d+) from memory, (\d+) waited ([\d.]+) s/;
-const GET_SUMMARY = /in ([\d.]+) s, ([\d.]+) MB\/s/;
 
 /**
  * What the mount said about its reads when it stopped (its `served …` line).
@@ -189,10 +188,8 @@ export async function readThroughMount(opts) {
  */
 export function getToNull(cli, name, reps) {
   return repeat(reps, async () => {
-    const got = await cli(['get', name, '-o', '/dev/null'], 900_000);
-    const m = GET_SUMMARY.exec(got.stderr);
-    if (!m) throw new Error(`no summary from get: ${got.stderr}`);
-    return Number(m[2]);
+    const got = await cli(['get', name, '-o', '/dev/null', '--stats'], 900_000);
+    return parseGetSummary(got.stderr).mbps;
   });
 }
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileDigest } from './dataset.js';
 import { startDelayProxy } from './delay-proxy.js';
-import { runFreeLoader } from './freeloader.js';
+import { parseGetSummary, runFreeLoader } from './freeloader.js';
 import { startNginx } from './nginx.js';
 import { exec } from './processes.js';
 
@@ -43,7 +43,6 @@ export async function startSlowSource(ctx, tb, bytes, work) {
 }
 
 /** `freeloader get` prints "… in S s, R MB/s, …". */
-const SUMMARY = /in ([\d.]+) s, ([\d.]+) MB\/s/;
 
 /**
  * GET an /api/v1 path on the manager from the client host, as the signed-in admin CLI.
@@ -82,12 +81,11 @@ export async function timedGet(tb, fl, name, out, sha256, env = {}) {
     env,
     timeoutMs: 900_000,
   });
-  const m = SUMMARY.exec(got.stderr);
-  if (!m) throw new Error(`no summary from get: ${got.stderr}`);
+  const summary = parseGetSummary(got.stderr);
   const digest = await fileDigest(out);
   await exec(tb.client, 'rm', ['-f', out]);
   if (digest.sha256 !== sha256) throw new Error(`get ${name}: output differs from the source`);
-  return { seconds: Number(m[1]), mbps: Number(m[2]) };
+  return summary;
 }
 
 /**

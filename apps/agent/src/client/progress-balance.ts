@@ -1,26 +1,31 @@
-/** A queue may run this many items ahead of the least advanced queue… */
-export const LEAD_ITEMS = 1;
-/** …plus this fraction of its share, so long reads are not held on every item. */
+/** A queue may run this fraction of its share ahead of the least advanced queue, beyond its lead. */
 export const LEAD_FRACTION = 0.01;
 
 interface Share {
   total: number;
   issued: number;
+  completed: number;
 }
 
 /**
  * Keeps parallel queues (one per donor) at about the same fraction of their work. A queue may
- * issue its next item only while its issued fraction stays within a small lead of the least
- * issued fraction of any queue with items left. The least advanced queue is never held, so the
- * read always progresses. A queue keeps its requests in flight but, held, asks for no more, so
- * it issues only as fast as the slowest queue completes: its share of a shared bottleneck (the
- * client's link) goes to the queues that lag instead of leaving them a tail on an idle link.
+ * issue its next item only while its issued fraction stays within `lead` items (plus a small
+ * fraction) of the least *completed* fraction of any queue with items outstanding: with `lead` the
+ * number of requests a queue keeps in flight, every queue runs in lockstep with the slowest, as a
+ * reader that must consume in order would. The least advanced queue is never held, so the read
+ * always progresses. A held queue keeps its requests in flight but asks for no more: its share of
+ * a shared bottleneck (the client's link) goes to the queues that lag instead of leaving them a
+ * tail on an idle link.
+ *
+ * Measured on the 12-donor LAN (256 MiB, donors together faster than the client's link): counting
+ * the laggard by items *issued* let a favoured donor get its in-flight depth further ahead, and
+ * the last donor finished up to 0.2 s after the others.
  *
  * @example
- *   // Two donors of 100 morsels each: "a" may issue at most 1 morsel + 1 % (2 morsels) more
- *   // than "b" has issued.
- *   const b = new ProgressBalance([['a', 100], ['b', 100]]);
- *   await b.turn('a'); b.issued('a');
+ *   // Two donors of 100 morsels, two requests in flight each: "a" may issue its 3rd morsel
+ *   // once "b" has completed 1 (a lead of 2 items plus 1 % of the share).
+ *   const b = new ProgressBalance([['a', 100], ['b', 100]], 2);
+ *   await b.turn('a'); b.issued('a'); … b.completed('a');
  */
 export class ProgressBalance {
   private readonly shares = new Map<string, Share>();
@@ -30,9 +35,10 @@ export class ProgressBalance {
   /** `signal` aborting releases every held queue (one listener, however many wait). */
   constructor(
     shares: Iterable<[string, number]>,
+    private readonly lead: number,
     private readonly signal?: AbortSignal,
   ) {
-    for (const [key, total] of shares) this.shares.set(key, { total, issued: 0 });
+    for (const [key, total] of shares) this.shares.set(key, { total, issued: 0, completed: 0 });
     signal?.addEventListener('abort', () => this.notify(), { once: true });
   }
 
@@ -42,10 +48,11 @@ export class ProgressBalance {
     if (!s || s.total === 0) return true;
     let least = 1;
     for (const o of this.shares.values()) {
-      if (o.issued < o.total) least = Math.min(least, o.issued / o.total);
+      if (o.completed < o.total) least = Math.min(least, o.completed / o.total);
     }
-    const slack = LEAD_ITEMS / s.total + LEAD_FRACTION;
-    return (s.issued + 1) / s.total - least <= slack;
+    // In items of this queue, with room for rounding: 51 − 0.48·100 is 3.0000000000000027.
+    const ahead = s.issued + 1 - least * s.total;
+    return ahead <= this.lead + LEAD_FRACTION * s.total + 1e-9;
   }
 
   /** Resolves once `key` may issue (at once if it may), or once the signal aborts. */
@@ -56,10 +63,16 @@ export class ProgressBalance {
     }
   }
 
-  /** `key` issued an item: the least issued fraction may have risen, so waiters re-check. */
+  /** `key` issued an item. */
   issued(key: string): void {
     const s = this.shares.get(key);
     if (s) s.issued++;
+  }
+
+  /** `key` completed an item: the least completed fraction may have risen, so waiters re-check. */
+  completed(key: string): void {
+    const s = this.shares.get(key);
+    if (s) s.completed++;
     this.notify();
   }
 

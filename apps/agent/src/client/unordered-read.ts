@@ -29,6 +29,7 @@ export async function readUnordered(
   const controller = new AbortController();
   const balance = new ProgressBalance(
     [...queues].map(([donor, q]) => [donor, q.length]),
+    depth,
     controller.signal,
   );
   let failure: unknown;
@@ -39,6 +40,7 @@ export async function readUnordered(
       const index = queue.shift()!;
       balance.issued(donor);
       const morsel = await reader.readIntoSlot(index, controller.signal);
+      balance.completed(donor);
       await onMorsel(morsel);
     }
   };

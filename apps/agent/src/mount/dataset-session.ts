@@ -74,6 +74,10 @@ export class DatasetSession {
     return this.reader.width;
   }
 
+  get window(): number {
+    return this.reader.stripeWindow();
+  }
+
   morselLength(index: number): number {
     return morselLength(this.map.dataset.sizeBytes, this.map.dataset.morselSize, index);
   }

