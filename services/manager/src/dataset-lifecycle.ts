@@ -61,6 +61,26 @@ export async function deleteDataset(
 }
 
 /**
+ * A donor finished deleting a `deleting` dataset: its ledger follows now, not when the slowest
+ * donor is done. (Delete jobs of trims and abandoned extensions gave their bytes back already.)
+ */
+async function releaseDeletedOn(
+  app: FastifyInstance,
+  datasetId: string,
+  agentId: string,
+): Promise<void> {
+  await withTransaction(app.pg, async (tx) => {
+    const { rows } = await tx.query<{ state: string }>(
+      'SELECT state FROM datasets WHERE id = $1 FOR UPDATE',
+      [datasetId],
+    );
+    if (rows[0]?.state === 'deleting') {
+      await app.reservationsRepo.releaseDataset(tx, datasetId, agentId);
+    }
+  });
+}
+
+/**
  * Consequences of a finished job for its dataset: the last delete job removes the dataset; a
  * failed import fails it; the last successful import makes it ready.
  */
@@ -68,13 +88,7 @@ export async function onJobFinished(app: FastifyInstance, job: JobView): Promise
   const datasetId = job.datasetId;
   if (!datasetId) return;
   if (job.kind === 'delete') {
-    // The donor has freed its space: its ledger follows now, not when the slowest donor is done.
-    if (job.state === 'done' && job.agentId) {
-      const agentId = job.agentId;
-      await withTransaction(app.pg, (tx) =>
-        app.reservationsRepo.releaseDataset(tx, datasetId, agentId),
-      );
-    }
+    if (job.state === 'done' && job.agentId) await releaseDeletedOn(app, datasetId, job.agentId);
     if ((await app.jobsRepo.unfinished(datasetId, 'delete')) > 0) return;
     const gone = await withTransaction(app.pg, async (tx) => {
       const { rows } = await tx.query<{ state: string }>(
