@@ -1,0 +1,241 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  FreeLoaderError,
+  generateSigningKeys,
+  MAX_MORSELS_PER_DATASET,
+  MIN_MORSEL_SIZE,
+  signCapability,
+} from '@freeloader/protocol';
+import { MemoryStore } from '../store/memory-store.js';
+import { parseMorselGet } from './lean-morsel-path.js';
+import { buildMorselService, listenMorselService } from './morsel-service.js';
+
+const keys = generateSigningKeys();
+const agentId = randomUUID();
+const ds = randomUUID();
+const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+const cap = (id = ds) =>
+  signCapability(keys.privateKeyPem, {
+    ds: id,
+    ops: ['read'],
+    sub: 'test',
+    aud: [agentId],
+    exp: Math.floor(Date.now() / 1000) + 600,
+  });
+
+describe('parseMorselGet', () => {
+  const uuid = '0d9c0a52-3f0e-4c1e-9d55-8a1f2c3b4d5e';
+  it.each([
+    [`GET /v1/morsels/${uuid}/7 HTTP/1.1\r\nHost: d\r\nAuthorization: Bearer x`, 7, 'Bearer x'],
+    [`GET /v1/morsels/${uuid}/0 HTTP/1.1\r\nhost: d\r\nconnection: Keep-Alive`, 0, undefined],
+  ])('takes a plain GET %#', (head, index, authorization) => {
+    expect(parseMorselGet(head)).toEqual({ dataset: uuid, index, authorization });
+  });
+
+  it.each([
+    ['HEAD', `HEAD /v1/morsels/${uuid}/7 HTTP/1.1\r\nHost: d`],
+    ['a query', `GET /v1/morsels/${uuid}/7?cap=x HTTP/1.1\r\nHost: d`],
+    ['HTTP/1.0', `GET /v1/morsels/${uuid}/7 HTTP/1.0\r\nHost: d`],
+    ['no Host', `GET /v1/morsels/${uuid}/7 HTTP/1.1\r\nAuthorization: Bearer x`],
+    ['a body', `GET /v1/morsels/${uuid}/7 HTTP/1.1\r\nHost: d\r\nContent-Length: 3`],
+    ['chunked', `GET /v1/morsels/${uuid}/7 HTTP/1.1\r\nHost: d\r\nTransfer-Encoding: chunked`],
+    ['close', `GET /v1/morsels/${uuid}/7 HTTP/1.1\r\nHost: d\r\nConnection: close`],
+    [
+      'two Authorization',
+      `GET /v1/morsels/${uuid}/7 HTTP/1.1\r\nHost: d\r\nAuthorization: a\r\nauthorization: b`,
+    ],
+    ['a leading zero', `GET /v1/morsels/${uuid}/07 HTTP/1.1\r\nHost: d`],
+    [
+      'an index past the limit',
+      `GET /v1/morsels/${uuid}/${MAX_MORSELS_PER_DATASET} HTTP/1.1\r\nHost: d`,
+    ],
+    ['an upper-case id', `GET /v1/morsels/${uuid.toUpperCase()}/7 HTTP/1.1\r\nHost: d`],
+    ['the batch route', `GET /v1/morsels/${uuid} HTTP/1.1\r\nHost: d`],
+    ['a line without a colon', `GET /v1/morsels/${uuid}/7 HTTP/1.1\r\nHost: d\r\nbroken`],
+  ])('leaves %s to node:http', (_what, head) => {
+    expect(parseMorselGet(head)).toBeUndefined();
+  });
+});
+
+/** A raw HTTP/1.1 client: write bytes, read responses (head + content-length body) in order. */
+class RawClient {
+  private buf = Buffer.alloc(0);
+  private waiters: Array<() => void> = [];
+  closed = false;
+
+  private constructor(readonly socket: Socket) {
+    socket.on('data', (c: Buffer) => {
+      this.buf = Buffer.concat([this.buf, c]);
+      for (const w of this.waiters.splice(0)) w();
+    });
+    socket.on('close', () => {
+      this.closed = true;
+      for (const w of this.waiters.splice(0)) w();
+    });
+  }
+
+  static async open(base: string): Promise<RawClient> {
+    const { hostname, port } = new URL(base);
+    const socket = connect(Number(port), hostname);
+    await new Promise((r) => socket.once('connect', r));
+    return new RawClient(socket);
+  }
+
+  async response(): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
+    for (;;) {
+      const end = this.buf.indexOf('\r\n\r\n');
+      if (end >= 0) {
+        const lines = this.buf.toString('latin1', 0, end).split('\r\n');
+        const headers: Record<string, string> = {};
+        for (const l of lines.slice(1)) {
+          const c = l.indexOf(':');
+          headers[l.slice(0, c).toLowerCase()] = l.slice(c + 1).trim();
+        }
+        const length = Number(headers['content-length'] ?? 0);
+        if (this.buf.length >= end + 4 + length) {
+          const body = Buffer.from(this.buf.subarray(end + 4, end + 4 + length));
+          this.buf = this.buf.subarray(end + 4 + length);
+          return { status: Number(lines[0]!.split(' ')[1]), headers, body };
+        }
+      }
+      if (this.closed) throw new Error('connection closed before a whole response');
+      await new Promise<void>((r) => this.waiters.push(r));
+    }
+  }
+}
+
+const get = (index: number, token = cap()) =>
+  `GET /v1/morsels/${ds}/${index} HTTP/1.1\r\nHost: donor\r\nAuthorization: Bearer ${token}\r\n\r\n`;
+
+describe('lean morsel path', () => {
+  const store = new MemoryStore();
+  const morsels = [0, 1, 2].map(() => randomBytes(MIN_MORSEL_SIZE));
+  let app: FastifyInstance;
+  let base: string;
+  let served = 0;
+  let governor: 'idle' | 'paused' | 'capped' = 'idle';
+
+  beforeAll(async () => {
+    await store.create(ds, { morselSize: MIN_MORSEL_SIZE });
+    for (const [i, m] of morsels.entries()) await store.put(ds, i, m);
+    app = buildMorselService({
+      store,
+      agentId: () => agentId,
+      managerPublicKey: () => keys.publicKeyPem,
+      onServed: (n) => (served += n),
+      pace: (body) => {
+        if (governor === 'paused') throw new FreeLoaderError('UNAVAILABLE', 'owner paused');
+        if (governor === 'capped' && Buffer.isBuffer(body)) return Readable.from([body]);
+        return body;
+      },
+    });
+    base = await listenMorselService(app, '127.0.0.1', 0);
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('answers pipelined GETs in order, split anywhere, with hash and length', async () => {
+    const c = await RawClient.open(base);
+    const before = served;
+    const bytes = Buffer.from(get(2) + get(0) + get(1));
+    // Heads cut mid-line and mid-terminator still parse.
+    const cuts = [0, 7, 40, get(2).length - 2, get(2).length + 1, bytes.length];
+    for (let k = 1; k < cuts.length; k++) {
+      c.socket.write(bytes.subarray(cuts[k - 1], cuts[k]));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    for (const i of [2, 0, 1]) {
+      const r = await c.response();
+      expect(r.status).toBe(200);
+      expect(r.headers['x-morsel-sha256']).toBe(sha(morsels[i]!));
+      expect(r.body.equals(morsels[i]!)).toBe(true);
+      // The lean path answered (node:http would add its keep-alive timeout header).
+      expect(r.headers['keep-alive']).toBeUndefined();
+    }
+    expect(served - before).toBe(3 * MIN_MORSEL_SIZE);
+    c.socket.destroy();
+  });
+
+  it('hands the connection to the full service at the first request it does not take', async () => {
+    const c = await RawClient.open(base);
+    // Good, bad capability, HEAD, good: answered in order, the last ones by Fastify.
+    c.socket.write(get(0) + get(1, 'nope') + get(1).replace('GET', 'HEAD') + get(2));
+    const ok = await c.response();
+    expect([ok.status, ok.body.equals(morsels[0]!)]).toEqual([200, true]);
+    const denied = await c.response();
+    expect(denied.status).toBe(403);
+    expect(JSON.parse(denied.body.toString()).error.code).toMatch(/^CAPABILITY_/);
+    const head = await new Promise<string>((resolve) => {
+      // A HEAD answer has a content-length but no body: read its head only.
+      const wait = () => {
+        const s = (c as unknown as { buf: Buffer }).buf.toString('latin1');
+        const end = s.indexOf('\r\n\r\n');
+        if (end < 0) return setTimeout(wait, 5);
+        (c as unknown as { buf: Buffer }).buf = (c as unknown as { buf: Buffer }).buf.subarray(
+          end + 4,
+        );
+        resolve(s.slice(0, end));
+      };
+      wait();
+    });
+    expect(head).toMatch(/^HTTP\/1\.1 200/);
+    expect(head.toLowerCase()).toContain(`x-morsel-sha256: ${sha(morsels[1]!)}`);
+    const last = await c.response();
+    expect([last.status, last.body.equals(morsels[2]!)]).toEqual([200, true]);
+    expect(last.headers['keep-alive']).toMatch(/timeout=/);
+    c.socket.destroy();
+  });
+
+  it('leaves refused and paced reads to the governor path', async () => {
+    try {
+      governor = 'paused';
+      const c = await RawClient.open(base);
+      c.socket.write(get(0));
+      expect((await c.response()).status).toBe(503);
+      governor = 'capped';
+      c.socket.write(get(1));
+      const paced = await c.response();
+      expect([paced.status, paced.body.equals(morsels[1]!)]).toEqual([200, true]);
+      c.socket.destroy();
+    } finally {
+      governor = 'idle';
+    }
+  });
+
+  it('answers a missing morsel with the service error', async () => {
+    const c = await RawClient.open(base);
+    c.socket.write(get(9));
+    const r = await c.response();
+    expect(r.status).toBe(404);
+    expect(JSON.parse(r.body.toString()).error.code).toBe('MORSEL_NOT_FOUND');
+    c.socket.destroy();
+  });
+});
+
+describe('closing a service with lean connections open', () => {
+  it('closes idle keep-alive connections at once', async () => {
+    const store = new MemoryStore();
+    await store.create(ds, { morselSize: MIN_MORSEL_SIZE });
+    await store.put(ds, 0, randomBytes(MIN_MORSEL_SIZE));
+    const app = buildMorselService({
+      store,
+      agentId: () => agentId,
+      managerPublicKey: () => keys.publicKeyPem,
+    });
+    const base = await listenMorselService(app, '127.0.0.1', 0);
+    const c = await RawClient.open(base);
+    c.socket.write(get(0));
+    expect((await c.response()).status).toBe(200);
+    const started = Date.now();
+    await app.close();
+    // Not the 65 s keep-alive: the idle lean socket went with the service.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(c.closed).toBe(true);
+  });
+});

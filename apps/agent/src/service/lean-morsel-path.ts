@@ -1,0 +1,222 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { MAX_MORSELS_PER_DATASET, MORSEL_HASH_HEADER } from '@freeloader/protocol';
+
+/** Largest request head the lean path reads (bytes); a longer one goes to node:http (431). */
+const MAX_HEAD_BYTES = 16 * 1024;
+const HEAD_END = Buffer.from('\r\n\r\n');
+const MORSEL_GET =
+  /^GET \/v1\/morsels\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/(0|[1-9]\d{0,9}) HTTP\/1\.1$/;
+/** Headers that change how a request must be handled: any of them sends it to node:http. */
+const SPECIAL_HEADER = /^(content-length|transfer-encoding|expect|upgrade)$/i;
+
+/** A morsel the lean path may send as is; `release` once the socket is done with `data`. */
+export interface LeanMorsel {
+  data: Buffer;
+  sha256: string;
+  release: () => void;
+}
+
+/**
+ * Answers `GET /v1/morsels/:dataset/:index` on the lean path, or resolves undefined to have the
+ * full service answer it instead (errors, paced bodies: anything but a plain 200). Never rejects.
+ */
+export type LeanMorselHandler = (
+  dataset: string,
+  index: number,
+  authorization: string | undefined,
+) => Promise<LeanMorsel | undefined>;
+
+export interface LeanMorselPath {
+  /** Connections still on the lean path (handed-off ones belong to node:http). */
+  readonly connections: number;
+  /** Stop accepting lean work: idle connections close now, busy ones after their response. */
+  close(): void;
+}
+
+/**
+ * Put a lean reader in front of `server`'s connections. A client reading a dataset sends
+ * nothing but keep-alive morsel GETs, one head and one 1 MiB body each; node:http and Fastify
+ * spent most of a donor's JavaScript per GiB on the objects, hooks and header handling around
+ * them. Here each such request is a regex on its head, `handler`, and one writev of the head and
+ * body. The first request that is anything else (other routes and methods, bodies, HEAD,
+ * `?cap=`, errors, paced bodies) hands the connection, with the bytes it has not answered, to
+ * node:http for good, so every other behaviour is the full service's.
+ *
+ * @example
+ *   const lean = installLeanMorselPath(app.server, serveMorsel, 65_000);
+ *   app.addHook('preClose', () => lean.close());
+ */
+export function installLeanMorselPath(
+  server: Server,
+  handler: LeanMorselHandler,
+  idleMs: number,
+): LeanMorselPath {
+  // node:http's own connection listener: what a connection handed off gets.
+  const httpListeners = server.listeners('connection') as Array<(s: Socket) => void>;
+  server.removeAllListeners('connection');
+  const open = new Set<LeanConnection>();
+  let closing = false;
+  server.on('connection', (socket: Socket) => {
+    if (closing) return socket.destroy();
+    const conn = new LeanConnection(socket, handler, idleMs, (rest) => {
+      open.delete(conn);
+      if (rest) socket.unshift(rest);
+      for (const l of httpListeners) l.call(server, socket);
+    });
+    open.add(conn);
+    socket.once('close', () => open.delete(conn));
+  });
+  return {
+    get connections() {
+      return open.size;
+    },
+    close() {
+      closing = true;
+      for (const c of open) c.closeWhenIdle();
+    },
+  };
+}
+
+class LeanConnection {
+  /** Bytes received and not yet answered. */
+  private pending: Buffer | null = null;
+  private busy = false;
+  private closing = false;
+  private readonly onData = (chunk: Buffer) => this.received(chunk);
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly handler: LeanMorselHandler,
+    idleMs: number,
+    private readonly handOff: (rest: Buffer | null) => void,
+  ) {
+    socket.setNoDelay(true);
+    socket.setTimeout(idleMs, () => socket.destroy());
+    // A reset client: nothing to answer; 'close' follows.
+    socket.on('error', () => {});
+    socket.on('data', this.onData);
+  }
+
+  closeWhenIdle(): void {
+    this.closing = true;
+    if (!this.busy) this.socket.destroy();
+  }
+
+  private received(chunk: Buffer): void {
+    this.pending = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+    if (!this.busy) void this.answer();
+  }
+
+  /** Answer complete requests in order until the bytes run out or one is not ours. */
+  private async answer(): Promise<void> {
+    this.busy = true;
+    while (this.pending && !this.socket.destroyed) {
+      const end = this.pending.indexOf(HEAD_END);
+      if (end < 0) {
+        if (this.pending.length > MAX_HEAD_BYTES) return this.giveUp();
+        break;
+      }
+      const req = parseMorselGet(this.pending.toString('latin1', 0, end));
+      const morsel = req && (await this.handler(req.dataset, req.index, req.authorization));
+      if (this.socket.destroyed) {
+        morsel?.release();
+        return;
+      }
+      if (!morsel) return this.giveUp();
+      const rest = end + HEAD_END.length;
+      this.pending = rest < this.pending.length ? this.pending.subarray(rest) : null;
+      this.send(morsel);
+      if (this.socket.writableNeedDrain) await this.drained();
+    }
+    this.busy = false;
+    if (this.closing) this.socket.destroy();
+  }
+
+  private send({ data, sha256, release }: LeanMorsel): void {
+    const head =
+      `HTTP/1.1 200 OK\r\ndate: ${httpDate()}\r\ncontent-type: application/octet-stream\r\n` +
+      `content-length: ${data.length}\r\n${MORSEL_HASH_HEADER}: ${sha256}\r\n` +
+      'cache-control: no-store\r\nconnection: keep-alive\r\n\r\n';
+    // One writev: head and body leave in the same segment train.
+    this.socket.cork();
+    this.socket.write(head, 'latin1');
+    this.socket.write(data, () => release());
+    this.socket.uncork();
+  }
+
+  /** Until the socket takes more, read no further requests (a slow client bounds our memory). */
+  private drained(): Promise<void> {
+    this.socket.pause();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.socket.off('drain', done);
+        this.socket.off('close', done);
+        this.socket.resume();
+        resolve();
+      };
+      this.socket.on('drain', done);
+      this.socket.on('close', done);
+    });
+  }
+
+  private giveUp(): void {
+    this.busy = false;
+    this.socket.off('data', this.onData);
+    this.socket.setTimeout(0);
+    const rest = this.pending;
+    this.pending = null;
+    if (this.closing) this.socket.destroy();
+    else this.handOff(rest);
+  }
+}
+
+let dateSecond = 0;
+let dateText = '';
+/** The Date header's value, formatted once a second (as node:http does). */
+function httpDate(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateText = new Date(now).toUTCString();
+  }
+  return dateText;
+}
+
+/**
+ * The dataset, index and authorization of a plain keep-alive morsel GET head, else undefined.
+ *
+ * @example
+ *   parseMorselGet('GET /v1/morsels/<uuid>/7 HTTP/1.1\r\nHost: d\r\nAuthorization: Bearer x')
+ *   // → { dataset: '<uuid>', index: 7, authorization: 'Bearer x' }
+ */
+export function parseMorselGet(
+  head: string,
+): { dataset: string; index: number; authorization: string | undefined } | undefined {
+  const lines = head.split('\r\n');
+  const m = MORSEL_GET.exec(lines[0]!);
+  if (!m) return undefined;
+  const index = Number(m[2]);
+  if (index >= MAX_MORSELS_PER_DATASET) return undefined;
+  let authorization: string | undefined;
+  let host = false;
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    const colon = line.indexOf(':');
+    if (colon <= 0) return undefined;
+    const name = line.slice(0, colon);
+    if (SPECIAL_HEADER.test(name)) return undefined;
+    const lower = name.toLowerCase();
+    if (lower === 'authorization') {
+      if (authorization !== undefined) return undefined;
+      authorization = line.slice(colon + 1).trim();
+    } else if (lower === 'host') {
+      host = true;
+    } else if (lower === 'connection' && !/^\s*keep-alive\s*$/i.test(line.slice(colon + 1))) {
+      return undefined;
+    }
+  }
+  // node:http answers a head without Host 400, as HTTP/1.1 asks.
+  return host ? { dataset: m[1]!, index, authorization } : undefined;
+}
