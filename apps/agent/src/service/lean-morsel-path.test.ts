@@ -1,10 +1,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  FreeLoaderError,
   generateSigningKeys,
   MAX_MORSELS_PER_DATASET,
   MIN_MORSEL_SIZE,
@@ -12,6 +10,7 @@ import {
 } from '@freeloader/protocol';
 import { MemoryStore } from '../store/memory-store.js';
 import { parseMorselGet } from './lean-morsel-path.js';
+import { testPace, type TestGovernorState } from './test-pace.js';
 import { buildMorselService, listenMorselService } from './morsel-service.js';
 
 const keys = generateSigningKeys();
@@ -117,7 +116,7 @@ describe('lean morsel path', () => {
   let app: FastifyInstance;
   let base: string;
   let served = 0;
-  let governor: 'idle' | 'paused' | 'capped' = 'idle';
+  let governor: TestGovernorState = 'idle';
 
   beforeAll(async () => {
     await store.create(ds, { morselSize: MIN_MORSEL_SIZE });
@@ -127,11 +126,7 @@ describe('lean morsel path', () => {
       agentId: () => agentId,
       managerPublicKey: () => keys.publicKeyPem,
       onServed: (n) => (served += n),
-      pace: (body) => {
-        if (governor === 'paused') throw new FreeLoaderError('UNAVAILABLE', 'owner paused');
-        if (governor === 'capped' && Buffer.isBuffer(body)) return Readable.from([body]);
-        return body;
-      },
+      pace: testPace(() => governor),
     });
     base = await listenMorselService(app, '127.0.0.1', 0);
   });

@@ -2,12 +2,10 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BATCH_FRAME_HEADER,
-  FreeLoaderError,
   generateSigningKeys,
   MAX_BATCH_MORSELS,
   MAX_MORSELS_PER_DATASET,
@@ -25,6 +23,7 @@ import {
   KEEP_ALIVE_TIMEOUT_MS,
   listenMorselService,
 } from './morsel-service.js';
+import { testPace, type TestGovernorState } from './test-pace.js';
 
 const MS = MIN_MORSEL_SIZE;
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
@@ -56,7 +55,7 @@ describe('morsel service over HTTP', () => {
   let base: string;
   let served = 0;
   /** What the serving governor does to GET bodies: pass them, refuse (paused), or pace (stream). */
-  let governor: 'idle' | 'paused' | 'capped' = 'idle';
+  let governor: TestGovernorState = 'idle';
   const ds = randomUUID();
   const auth = (token: string) => ({ authorization: `Bearer ${token}` });
   const url = (path: string) => `${base}${path}`;
@@ -81,13 +80,7 @@ describe('morsel service over HTTP', () => {
       agentId: () => agentId,
       managerPublicKey: () => keys.publicKeyPem,
       onServed: (n) => (served += n),
-      pace: (body) => {
-        if (governor === 'paused') throw new FreeLoaderError('UNAVAILABLE', 'owner paused');
-        if (governor === 'capped' && Buffer.isBuffer(body)) {
-          return Readable.from([body.subarray(0, 100), body.subarray(100)]);
-        }
-        return body;
-      },
+      pace: testPace(() => governor),
       prepareDataset: async (id) => {
         if (!id.endsWith('0000')) return false;
         await store.create(id, { morselSize: MS });
