@@ -64,6 +64,8 @@ export default {
           bytes,
           md5: sourceMd5,
           reps,
+          // The memory path is the same at every width: one sample each.
+          memoryReps: 1,
         });
         await fl.cli(['rm', name]).catch(() => undefined);
         const waits = servedNote(reads.served);

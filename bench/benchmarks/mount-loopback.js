@@ -85,7 +85,17 @@ export default {
           mbps: reads.dd.median,
           limitMbps: TARGET_MBPS,
           targetRatio: 1,
-          note: `fresh mount per sample; morsels SHA-256 verified; ${servedNote(reads.served)}`,
+          note:
+            `fresh mount per sample, default options; morsels SHA-256 verified; ` +
+            servedNote(reads.served),
+        },
+        {
+          case: `dd bs=1M, mount cache holding the whole file, ${mib}`,
+          params: { bytes, samples: reads.ddLargeCache, cacheMb: reads.cacheMb },
+          mbps: median(reads.ddLargeCache),
+          limitMbps: TARGET_MBPS,
+          targetRatio: null,
+          note: 'fresh mount, --cache-mb for the whole file: its memory is first touched here',
         },
         {
           case: `dd bs=1M again, from the mount's memory, ${mib}`,
@@ -96,12 +106,15 @@ export default {
           note: 'page cache dropped: the kernel ⇄ FUSE ⇄ node path alone',
         },
         {
+          // md5sum through any file system is at most md5sum's own speed on this CPU.
           case: `md5sum through the mount, 4 donors, ${mib}`,
           params: { bytes, samples: reads.md5.samples, localMd5sumMbps: local.mbps },
           mbps: reads.md5.median,
-          limitMbps: TARGET_MBPS,
+          limitMbps: Math.min(TARGET_MBPS, local.mbps),
           targetRatio: 1,
-          note: `md5 = source; md5sum alone from page cache: ${local.mbps.toFixed(0)} MB/s`,
+          note:
+            `md5 = source; limit min(target, md5sum alone from page cache ` +
+            `${local.mbps.toFixed(0)} MB/s); md5sum's core is not the mount's`,
         },
       );
       if (get) {

@@ -113,8 +113,12 @@ export async function timedShell(command, bytes) {
 
 /**
  * @typedef {object} MountReads
- * @property {{ median: number, samples: number[] }} dd `dd bs=1M` of a file not read before
- * @property {number[]} fromMemory a second dd on the same mount after dropping the file's pages
+ * @property {{ median: number, samples: number[] }} dd `dd bs=1M` of a file not read before, on a
+ *   mount with default options (as a user mounts it)
+ * @property {number[]} ddLargeCache the same cold dd on a mount whose cache (`cacheMb`) holds the file
+ *   (its memory is touched for the first time during the read)
+ * @property {number} cacheMb that mount's --cache-mb
+ * @property {number[]} fromMemory a second dd on that mount after dropping the file's pages
  *   from the page cache: the mount's memory holds it, so this is the kernel ⇄ FUSE ⇄ node path
  * @property {{ median: number, samples: number[] }} md5 `md5sum`, on its own fresh mount
  * @property {Served[]} served the mount's own counts, one per mount
@@ -122,21 +126,27 @@ export async function timedShell(command, bytes) {
 
 /**
  * `reps` samples each of `dd if=file of=/dev/null bs=1M` and `md5sum file`, every sample on a
- * fresh mount (so neither the page cache nor the mount's cache holds the file). dd must read
- * `bytes`; md5sum must print `md5` (the source's), else it throws.
+ * fresh mount with default options (so neither the page cache nor the mount's cache holds the
+ * file), then `memoryReps` mounts with a cache large enough for the whole file: a cold dd, the
+ * page cache dropped, and a dd from the mount's memory. dd must read `bytes`; md5sum must print
+ * `md5` (the source's), else it throws.
  *
  * @param {{ host: import('./processes.js').Host, home: string, url: string, dir: string,
- *   file: string, bytes: number, md5: string, reps: number, cacheMb?: number }} opts
+ *   file: string, bytes: number, md5: string, reps: number, memoryReps?: number }} opts
  * @returns {Promise<MountReads>}
  */
 export async function readThroughMount(opts) {
   const { file, bytes } = opts;
   const dd = `dd if='${file}' of=/dev/null bs=1M 2>&1 | grep -o '^[0-9]* bytes'`;
-  const ddCheck = (/** @type {string} */ out) => {
-    if (out.trim() !== `${bytes} bytes`) throw new Error(`dd read ${out.trim()}`);
+  const timedDd = async () => {
+    const r = await timedShell(dd, bytes);
+    if (r.stdout.trim() !== `${bytes} bytes`) throw new Error(`dd read ${r.stdout.trim()}`);
+    return r.mbps;
   };
   // Room for the whole file, so the second dd is served from the mount's memory.
-  const cacheMb = opts.cacheMb ?? Math.ceil((bytes * 1.25) / 2 ** 20);
+  const cacheMb = Math.ceil((bytes * 1.25) / 2 ** 20);
+  /** @type {number[]} */
+  const ddLargeCache = [];
   /** @type {number[]} */
   const fromMemory = [];
   /** @type {Served[]} */
@@ -156,15 +166,13 @@ export async function readThroughMount(opts) {
       if (s) served.push(s);
     }
   };
-  const ddRuns = await repeat(opts.reps, () =>
+  const ddRuns = await repeat(opts.reps, () => mounted([], timedDd));
+  await repeat(opts.memoryReps ?? opts.reps, () =>
     mounted(['--cache-mb', String(cacheMb)], async () => {
-      const r = await timedShell(dd, bytes);
-      ddCheck(r.stdout);
+      ddLargeCache.push(await timedDd());
       await run('dd', [`if=${file}`, 'iflag=nocache', 'count=0', 'status=none']);
-      const again = await timedShell(dd, bytes);
-      ddCheck(again.stdout);
-      fromMemory.push(again.mbps);
-      return r.mbps;
+      fromMemory.push(await timedDd());
+      return 0;
     }),
   );
   const md5 = await repeat(opts.reps, () =>
@@ -175,7 +183,7 @@ export async function readThroughMount(opts) {
       return r.mbps;
     }),
   );
-  return { dd: ddRuns, fromMemory, md5, served };
+  return { dd: ddRuns, ddLargeCache, cacheMb, fromMemory, md5, served };
 }
 
 /**
