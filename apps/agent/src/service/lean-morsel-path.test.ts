@@ -202,6 +202,16 @@ describe('lean morsel path', () => {
     }
   });
 
+  it('answers what came before the client half-closed, then closes', async () => {
+    const c = await RawClient.open(base);
+    c.socket.end(get(0) + get(1));
+    for (const i of [0, 1]) {
+      const r = await c.response();
+      expect([r.status, r.body.equals(morsels[i]!)]).toEqual([200, true]);
+    }
+    if (!c.closed) await new Promise((r) => c.socket.once('close', r));
+  });
+
   it('answers a missing morsel with the service error', async () => {
     const c = await RawClient.open(base);
     c.socket.write(get(9));

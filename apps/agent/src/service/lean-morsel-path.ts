@@ -83,6 +83,8 @@ class LeanConnection {
   private pending: Buffer | null = null;
   private busy = false;
   private closing = false;
+  /** The client half-closed: answer what came, then close our side (as node:http does). */
+  private ended = false;
   private readonly onData = (chunk: Buffer) => this.received(chunk);
 
   constructor(
@@ -96,6 +98,10 @@ class LeanConnection {
     // A reset client: nothing to answer; 'close' follows.
     socket.on('error', () => {});
     socket.on('data', this.onData);
+    socket.once('end', () => {
+      this.ended = true;
+      if (!this.busy) this.finish();
+    });
   }
 
   closeWhenIdle(): void {
@@ -130,7 +136,13 @@ class LeanConnection {
       if (this.socket.writableNeedDrain) await this.drained();
     }
     this.busy = false;
+    this.finish();
+  }
+
+  /** After the last answer: close if the service is closing or the client has said all. */
+  private finish(): void {
     if (this.closing) this.socket.destroy();
+    else if (this.ended && !this.socket.destroyed) this.socket.end();
   }
 
   private send({ data, sha256, release }: LeanMorsel): void {
