@@ -76,7 +76,7 @@ export default {
             mbps: reads.dd.median,
             limitMbps: limit,
             targetRatio: TARGET_RATIO,
-            note: `fresh mount per sample; limit min(client, Σ donors); ${waits}`,
+            note: `fresh mount per sample, default options; limit min(client, Σ donors); ${waits}`,
           },
           {
             case: `md5sum through the mount W=${w}, ${mib}`,
