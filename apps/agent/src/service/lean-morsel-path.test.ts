@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { connect, type Socket } from 'node:net';
+import { createServer } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -9,7 +10,7 @@ import {
   signCapability,
 } from '@freeloader/protocol';
 import { MemoryStore } from '../store/memory-store.js';
-import { parseMorselGet } from './lean-morsel-path.js';
+import { installLeanMorselPath, parseMorselGet } from './lean-morsel-path.js';
 import { testPace, type TestGovernorState } from './test-pace.js';
 import { buildMorselService, listenMorselService } from './morsel-service.js';
 
@@ -242,5 +243,36 @@ describe('closing a service with lean connections open', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     await new Promise((r) => setTimeout(r, 20));
     expect(c.closed).toBe(true);
+  });
+});
+
+describe('handing a connection to node:http', () => {
+  it('after the client half-closed, node:http still answers and closes', async () => {
+    // node:http answers every request itself; the lean handler declines, but only after the
+    // client's end has arrived.
+    const server = createServer((req, res) => res.end(`node:http ${req.method} ${req.url}`));
+    let declined = 0;
+    installLeanMorselPath(
+      server,
+      async () => {
+        await new Promise((r) => setTimeout(r, 50));
+        declined++;
+        return undefined;
+      },
+      60_000,
+    );
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const c = await RawClient.open(`http://127.0.0.1:${port}`);
+      c.socket.end(get(4));
+      const r = await c.response();
+      expect([r.status, r.body.toString()]).toEqual([200, `node:http GET /v1/morsels/${ds}/4`]);
+      expect(declined).toBe(1);
+      if (!c.closed) await new Promise((r) => c.socket.once('close', r));
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
   });
 });

@@ -61,8 +61,15 @@ export function installLeanMorselPath(
     if (closing) return socket.destroy();
     const conn = new LeanConnection(socket, handler, idleMs, (rest) => {
       open.delete(conn);
-      if (rest) socket.unshift(rest);
+      if (!socket.readableEnded) {
+        if (rest) socket.unshift(rest);
+        for (const l of httpListeners) l.call(server, socket);
+        return;
+      }
+      // The client half-closed already: node:http gets what is left, then the end it missed.
       for (const l of httpListeners) l.call(server, socket);
+      if (rest) socket.emit('data', rest);
+      socket.emit('end');
     });
     open.add(conn);
     socket.once('close', () => open.delete(conn));
@@ -86,6 +93,11 @@ class LeanConnection {
   /** The client half-closed: answer what came, then close our side (as node:http does). */
   private ended = false;
   private readonly onData = (chunk: Buffer) => this.received(chunk);
+  private readonly onIdle = () => this.socket.destroy();
+  private readonly onEnd = () => {
+    this.ended = true;
+    if (!this.busy) this.finish();
+  };
 
   constructor(
     private readonly socket: Socket,
@@ -94,14 +106,11 @@ class LeanConnection {
     private readonly handOff: (rest: Buffer | null) => void,
   ) {
     socket.setNoDelay(true);
-    socket.setTimeout(idleMs, () => socket.destroy());
+    socket.setTimeout(idleMs, this.onIdle);
     // A reset client: nothing to answer; 'close' follows.
     socket.on('error', () => {});
     socket.on('data', this.onData);
-    socket.once('end', () => {
-      this.ended = true;
-      if (!this.busy) this.finish();
-    });
+    socket.once('end', this.onEnd);
   }
 
   closeWhenIdle(): void {
@@ -111,7 +120,11 @@ class LeanConnection {
 
   private received(chunk: Buffer): void {
     this.pending = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
-    if (!this.busy) void this.answer();
+    if (!this.busy) {
+      // Nothing here may take the daemon down: a connection that breaks our assumptions is
+      // dropped (its client retries elsewhere).
+      this.answer().catch(() => this.socket.destroy());
+    }
   }
 
   /** Answer complete requests in order until the bytes run out or one is not ours. */
@@ -174,8 +187,11 @@ class LeanConnection {
 
   private giveUp(): void {
     this.busy = false;
+    // From here on the socket is node:http's: none of our listeners may act on it.
     this.socket.off('data', this.onData);
+    this.socket.off('end', this.onEnd);
     this.socket.setTimeout(0);
+    this.socket.off('timeout', this.onIdle);
     const rest = this.pending;
     this.pending = null;
     if (this.closing) this.socket.destroy();
