@@ -4,6 +4,7 @@
 // sample is a fresh mount, so neither the kernel's page cache nor the mount's morsel cache
 // holds the file. The md5 read through the mount must equal the source's.
 import { chmod, mkdir } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { freePortBlock } from '../lib/free-ports.js';
 import { startLoopbackCluster } from '../lib/loopback-cluster.js';
@@ -117,6 +118,21 @@ export default {
             `${local.mbps.toFixed(0)} MB/s); md5sum's core is not the mount's`,
         },
       );
+      // What md5sum through the mount costs the whole machine, and the rate its cores allow.
+      const busy = median(reads.md5Busy);
+      const cores = availableParallelism();
+      const ceiling = (cores * bytes) / 1e6 / busy;
+      rows.push({
+        case: `CPU-bound ceiling of md5sum through the mount on ${cores} cores`,
+        params: { bytes, busyCpuSeconds: reads.md5Busy, cores },
+        mbps: ceiling,
+        limitMbps: null,
+        targetRatio: null,
+        note:
+          `${((busy * 2 ** 30) / bytes).toFixed(2)} CPU-s per GiB, whole machine (md5sum ` +
+          `alone ${(2 ** 30 / 1e6 / local.mbps).toFixed(2)}); md5sum reached ` +
+          `${(reads.md5.median / ceiling).toFixed(2)} of it`,
+      });
       if (get) {
         rows.push({
           case: `freeloader get -o /dev/null, same dataset`,

@@ -6,7 +6,7 @@ import { inNamespace } from './netns.js';
 import { nginxConf } from './nginx.js';
 import { gnuplotScript } from './plot.js';
 import { missingPackages } from './prereqs.js';
-import { cpuSeconds } from './proc-stat.js';
+import { busySeconds, cpuSeconds } from './proc-stat.js';
 import { median } from './stats.js';
 
 describe('median', () => {
@@ -101,6 +101,21 @@ describe('cpuSeconds', () => {
       cpuSeconds(process.pid),
     );
     expect(cpuSeconds(2 ** 22 + 1)).toBe(0);
+  });
+});
+
+describe('busySeconds', () => {
+  it.each([
+    // user nice system idle iowait irq softirq steal guest guest_nice
+    ['cpu  200 0 100 5000 10 0 0 0 0 0\ncpu0 100 0 50 2500 5 0 0 0 0 0', 3],
+    ['cpu  100 20 30 999 999 4 5 6 0 0', 1.65],
+  ])('counts every busy field of %j, not idle or iowait', (stat, seconds) => {
+    expect(busySeconds(stat)).toBeCloseTo(seconds, 9);
+  });
+  it('reads this machine and only grows', () => {
+    const a = busySeconds();
+    expect(a).toBeGreaterThan(0);
+    expect(busySeconds()).toBeGreaterThanOrEqual(a);
   });
 });
 

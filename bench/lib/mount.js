@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { onCleanup } from './cleanup-hooks.js';
 import { FREELOADER_CLI, freeloaderEnv, parseGetSummary } from './freeloader.js';
 import { detachMount } from './fuse-mounts.js';
+import { busySeconds } from './proc-stat.js';
 import { run } from './sh.js';
 import { repeat } from './stats.js';
 
@@ -121,6 +122,7 @@ export async function timedShell(command, bytes) {
  * @property {number[]} fromMemory a second dd on that mount after dropping the file's pages
  *   from the page cache: the mount's memory holds it, so this is the kernel ⇄ FUSE ⇄ node path
  * @property {{ median: number, samples: number[] }} md5 `md5sum`, on its own fresh mount
+ * @property {number[]} md5Busy CPU seconds the whole machine spent busy during each md5sum
  * @property {Served[]} served the mount's own counts, one per mount
  */
 
@@ -175,15 +177,19 @@ export async function readThroughMount(opts) {
       return 0;
     }),
   );
+  /** @type {number[]} */
+  const md5Busy = [];
   const md5 = await repeat(opts.reps, () =>
     mounted([], async () => {
+      const busy = busySeconds();
       const r = await timedShell(`md5sum '${file}'`, bytes);
+      md5Busy.push(busySeconds() - busy);
       const got = r.stdout.split(' ')[0];
       if (got !== opts.md5) throw new Error(`md5 through the mount ${got} ≠ source ${opts.md5}`);
       return r.mbps;
     }),
   );
-  return { dd: ddRuns, ddLargeCache, cacheMb, fromMemory, md5, served };
+  return { dd: ddRuns, ddLargeCache, cacheMb, fromMemory, md5, md5Busy, served };
 }
 
 /**

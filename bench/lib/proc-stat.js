@@ -24,3 +24,18 @@ export function cpuSeconds(pid, opts = {}) {
     return 0;
   }
 }
+
+/**
+ * CPU seconds all cores together have spent busy since boot — user, nice, system, irq, softirq
+ * and steal; not idle or iowait — from the first line of /proc/stat. The difference over a run
+ * is what the whole machine spent on it (every process and the kernel).
+ *
+ * @param {string} [stat] /proc/stat's text (read when absent)
+ * @returns {number}
+ * @example busySeconds('cpu  200 0 100 5000 10 0 0 0 0 0\n') // 3
+ */
+export function busySeconds(stat = readFileSync('/proc/stat', 'utf8')) {
+  const f = (stat.split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = f;
+  return (user + nice + system + irq + softirq + steal) / USER_HZ;
+}
