@@ -1,12 +1,13 @@
 import type { Socket } from 'node:net';
 import type { IncomingHttpHeaders } from 'node:http';
 import { connectDirect } from './direct-socket.js';
-import { HeadReader, parseResponseHead } from './http-head.js';
+import {
+  HeadReader,
+  LEAN_READ_BUFFER_BYTES,
+  MAX_RESPONSE_HEAD_BYTES,
+  parseResponseHead,
+} from './http-head.js';
 
-/** Socket read buffer for status lines, headers and small bodies, reused per connection (bytes). */
-const READ_BUFFER_BYTES = 64 * 1024;
-/** Largest header block we accept (bytes). */
-const MAX_HEAD = 64 * 1024;
 /** Largest non-body answer (an error page) we read to keep the connection; larger ones close it. */
 const MAX_SMALL_BODY = 64 * 1024;
 
@@ -106,7 +107,7 @@ export class RangeConnection {
         target,
         resolve,
         reject,
-        head: new HeadReader(MAX_HEAD),
+        head: new HeadReader(MAX_RESPONSE_HEAD_BYTES),
         status: 0,
         headers: {},
         contentLength: -1,
@@ -132,7 +133,7 @@ export class RangeConnection {
     const socket = connectDirect({
       host: this.host,
       port: this.port,
-      bufferBytes: READ_BUFFER_BYTES,
+      bufferBytes: LEAN_READ_BUFFER_BYTES,
       bodyTarget: () => this.bodyTarget(),
       onBody: (n) => this.onBody(n),
       onBytes: (chunk) => this.onBytes(chunk),

@@ -1,16 +1,12 @@
 import type { Socket } from 'node:net';
 import { FreeLoaderError } from '@freeloader/protocol';
-import { connectDirect, HeadReader, parseResponseHead } from '@freeloader/sources';
-
-/**
- * Socket read buffer for response heads, reused for every read of a connection (bytes). The read
- * after each response lands here (the next head is not parsed yet) and the body bytes it carries
- * are copied out: at 256 KiB that was up to a quarter of every morsel on loopback; 16 KiB cost
- * ~2 % on the 12-donor LAN (one more read per morsel); 64 KiB matches 256 KiB there.
- */
-const READ_BUFFER_BYTES = 64 * 1024;
-/** Largest header block or error body we accept (bytes). */
-const MAX_SMALL = 64 * 1024;
+import {
+  connectDirect,
+  HeadReader,
+  LEAN_READ_BUFFER_BYTES,
+  MAX_RESPONSE_HEAD_BYTES,
+  parseResponseHead,
+} from '@freeloader/sources';
 
 export interface MorselResponse {
   status: number;
@@ -67,7 +63,7 @@ export class MorselConnection {
         target,
         resolve,
         reject,
-        head: new HeadReader(MAX_SMALL),
+        head: new HeadReader(MAX_RESPONSE_HEAD_BYTES),
         status: 0,
         contentLength: -1,
         received: 0,
@@ -105,7 +101,7 @@ export class MorselConnection {
     const socket = connectDirect({
       host: this.host,
       port: this.port,
-      bufferBytes: READ_BUFFER_BYTES,
+      bufferBytes: LEAN_READ_BUFFER_BYTES,
       bodyTarget: () => this.bodyTarget(),
       onBody: (n) => this.onBody(n),
       onBytes: (chunk) => this.onBytes(chunk),
@@ -185,7 +181,7 @@ export class MorselConnection {
     }
     const take = Math.min(chunk.length, req.contentLength - req.received);
     if (req.status === 200) chunk.copy(req.target, req.received, 0, take);
-    else if (req.received < MAX_SMALL) req.error.push(Buffer.from(chunk.subarray(0, take)));
+    else if (req.received < MAX_RESPONSE_HEAD_BYTES) req.error.push(Buffer.from(chunk.subarray(0, take)));
     req.received += take;
     if (req.received < req.contentLength) return chunk.subarray(take);
     this.complete(req);
