@@ -181,7 +181,8 @@ export class MorselConnection {
     }
     const take = Math.min(chunk.length, req.contentLength - req.received);
     if (req.status === 200) chunk.copy(req.target, req.received, 0, take);
-    else if (req.received < MAX_RESPONSE_HEAD_BYTES) req.error.push(Buffer.from(chunk.subarray(0, take)));
+    else if (req.received < MAX_RESPONSE_HEAD_BYTES)
+      req.error.push(Buffer.from(chunk.subarray(0, take)));
     req.received += take;
     if (req.received < req.contentLength) return chunk.subarray(take);
     this.complete(req);
