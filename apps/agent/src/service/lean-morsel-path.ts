@@ -28,8 +28,6 @@ export type LeanMorselHandler = (
 ) => Promise<LeanMorsel | undefined>;
 
 export interface LeanMorselPath {
-  /** Connections still on the lean path (handed-off ones belong to node:http). */
-  readonly connections: number;
   /** Stop accepting lean work: idle connections close now, busy ones after their response. */
   close(): void;
 }
@@ -75,9 +73,6 @@ export function installLeanMorselPath(
     socket.once('close', () => open.delete(conn));
   });
   return {
-    get connections() {
-      return open.size;
-    },
     close() {
       closing = true;
       for (const c of open) c.closeWhenIdle();
