@@ -19,7 +19,7 @@ import { BatchFrameStream, nextHeldMorsel } from './batch-stream.js';
 import { CapabilityGuard, capabilityFrom } from './capability-guard.js';
 import { BufferPool } from './buffer-pool.js';
 import { installErrorHandler } from './error-handler.js';
-import { installLeanMorselPath } from './lean-morsel-path.js';
+import { installLeanMorselPath, type LeanMorsel } from './lean-morsel-path.js';
 
 /** Idle keep-alive of the listener: longer than typical client pools' idle timeouts (60 s). */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
@@ -73,9 +73,25 @@ export function buildMorselService(opts: MorselServiceOptions): FastifyInstance 
     }
     return size;
   };
+  const guard = new CapabilityGuard(opts);
+  /** A morsel `token` may read, in a pooled buffer that `release` gives back; throws otherwise. */
+  const readMorsel = async (
+    token: string | undefined,
+    dataset: string,
+    index: number,
+  ): Promise<LeanMorsel> => {
+    guard.check(token, dataset, 'read');
+    const buf = buffers.take(await morselSizeOf(dataset));
+    try {
+      const { data, sha256 } = await store.get(dataset, index, buf);
+      return { data, sha256, release: () => buffers.give(buf) };
+    } catch (e) {
+      buffers.give(buf);
+      throw e;
+    }
+  };
   const app = Fastify({ logger: opts.logger ?? false, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS });
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  const guard = new CapabilityGuard(opts);
   installErrorHandler(app);
   app.addContentTypeParser(OCTET, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
@@ -89,18 +105,10 @@ export function buildMorselService(opts: MorselServiceOptions): FastifyInstance 
     { schema: { params: MorselParams, querystring: CapQuery } },
     async (req, reply) => {
       const { dataset, index } = req.params;
-      guard.check(capabilityFrom(req.headers.authorization, req.query), dataset, 'read');
-      const buf = buffers.take(await morselSizeOf(dataset));
-      let data: Buffer;
-      let sha256: string;
-      try {
-        ({ data, sha256 } = await store.get(dataset, index, buf));
-      } catch (e) {
-        buffers.give(buf);
-        throw e;
-      }
+      const token = capabilityFrom(req.headers.authorization, req.query);
+      const { data, sha256, release } = await readMorsel(token, dataset, index);
       // Back to the pool once the response is done with it (sent, or the client went away).
-      reply.raw.once('close', () => buffers.give(buf));
+      reply.raw.once('close', release);
       const body = req.method === 'GET' && opts.pace ? opts.pace(data) : data;
       if (req.method === 'GET') onServed?.(data.length);
       const headers = {
@@ -123,24 +131,21 @@ export function buildMorselService(opts: MorselServiceOptions): FastifyInstance 
   const lean = installLeanMorselPath(
     app.server,
     async (dataset, index, authorization) => {
-      let buf: Buffer | undefined;
+      let morsel: LeanMorsel | undefined;
       try {
-        guard.check(capabilityFrom(authorization, undefined), dataset, 'read');
-        buf = buffers.take(await morselSizeOf(dataset));
-        const { data, sha256 } = await store.get(dataset, index, buf);
-        const body = opts.pace ? opts.pace(data) : data;
-        if (body !== data) {
+        morsel = await readMorsel(capabilityFrom(authorization, undefined), dataset, index);
+        const body = opts.pace ? opts.pace(morsel.data) : morsel.data;
+        if (body !== morsel.data) {
           // Paced: the route sends it (this stream may have taken a slice's tokens already).
           (body as Readable).destroy();
-          buffers.give(buf);
+          morsel.release();
           return undefined;
         }
-        onServed?.(data.length);
-        const taken = buf;
-        return { data, sha256, release: () => buffers.give(taken) };
+        onServed?.(morsel.data.length);
+        return morsel;
       } catch {
         // The route answers again, with the full service's error.
-        if (buf) buffers.give(buf);
+        morsel?.release();
         return undefined;
       }
     },
