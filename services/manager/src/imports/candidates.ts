@@ -44,3 +44,16 @@ export async function placementCandidates(app: FastifyInstance): Promise<Candida
     })
     .sort((a, b) => throttleRank(a.throttle) - throttleRank(b.throttle));
 }
+
+/**
+ * Candidates as they would be once each donor got `extra` bytes back (a dry run of making room).
+ *
+ * @example withExtraFree([{ id: 'a', url: 'u', freeBytes: 1 }], new Map([['a', 2]])) // → a: 3 free
+ */
+export function withExtraFree(
+  candidates: Candidate[],
+  extra: ReadonlyMap<string, number> | undefined,
+): Candidate[] {
+  if (!extra || extra.size === 0) return candidates;
+  return candidates.map((c) => ({ ...c, freeBytes: c.freeBytes + (extra.get(c.id) ?? 0) }));
+}

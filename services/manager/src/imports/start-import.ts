@@ -13,7 +13,7 @@ import { openSource, redactUri } from '@freeloader/sources';
 import { withTransaction } from '../db/pool.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { setPlacement } from '../repositories/placement.js';
-import { placementCandidates } from './candidates.js';
+import { placementCandidates, withExtraFree } from './candidates.js';
 import { defaultDatasetName } from './dataset-name.js';
 import type { ImportPlan } from './plan-import.js';
 import { planPlacement } from './choose-policy.js';
@@ -71,8 +71,14 @@ export async function startImport(
   }
   const path = req.name ?? defaultDatasetName(req.uri);
   // Whole when it fits, else the model prefix after eviction (seed 002 §4.1).
-  const { plan, cacheBytes } = await planCached(app, probe, who, req.morselSize, async (bytes) =>
-    planPlacement(app, bytes, req, await placementCandidates(app), who),
+  const { plan, cacheBytes } = await planCached(
+    app,
+    probe,
+    who,
+    req.morselSize,
+    async (bytes, extra) =>
+      planPlacement(app, bytes, req, withExtraFree(await placementCandidates(app), extra), who),
+    { dryRun: req.dryRun },
   );
   const summary = {
     width: plan.width,

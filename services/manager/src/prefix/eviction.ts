@@ -18,6 +18,13 @@ function envFraction(name: string, fallback: number): number {
 
 /** Every dataset with a source, its cached part, model prefix, pin and recency. */
 export async function cachedDatasets(app: FastifyInstance): Promise<CachedDatasetView[]> {
+  return (await cachedWithMorsels(app)).map(({ morselSize: _, ...view }) => view);
+}
+
+/** {@link cachedDatasets} with each dataset's morsel size (what eviction needs to cut it). */
+async function cachedWithMorsels(
+  app: FastifyInstance,
+): Promise<(CachedDatasetView & { morselSize: number })[]> {
   const { rows } = await app.pg.query<{
     id: string;
     path: string;
@@ -44,6 +51,7 @@ export async function cachedDatasets(app: FastifyInstance): Promise<CachedDatase
     const key = sourceKey(r.source_uri);
     return {
       id: r.id,
+      morselSize: r.morsel_size,
       path: r.path,
       source: key,
       sizeBytes: r.size_bytes,
@@ -81,14 +89,7 @@ export async function cacheSpace(
  */
 export async function evictBytes(app: FastifyInstance, needBytes: number): Promise<TrimResult[]> {
   if (!(needBytes > 0)) return [];
-  const entries: CachedDataset[] = (await cachedDatasets(app)).map((d) => ({
-    id: d.id,
-    cachedBytes: d.cachedBytes,
-    prefixBytes: d.prefixBytes,
-    lastAccess: Date.parse(d.lastAccessAt ?? '') || 0,
-    pinned: d.pinned,
-  }));
-  const plan = planEviction(entries, needBytes);
+  const plan = planEviction(await evictionEntries(app), needBytes);
   const done: TrimResult[] = [];
   for (const step of plan.steps) {
     const cut = await trimDataset(app, step.id, step.toBytes);
@@ -101,6 +102,21 @@ export async function evictBytes(app: FastifyInstance, needBytes: number): Promi
     );
   }
   return done;
+}
+
+/** What eviction may cut: every ready dataset as the LRU planner sees it, with its morsel size. */
+export async function evictionEntries(
+  app: FastifyInstance,
+): Promise<(CachedDataset & { sizeBytes: number; morselSize: number })[]> {
+  return (await cachedWithMorsels(app)).map((d) => ({
+    id: d.id,
+    sizeBytes: d.sizeBytes,
+    morselSize: d.morselSize,
+    cachedBytes: d.cachedBytes,
+    prefixBytes: d.prefixBytes,
+    lastAccess: Date.parse(d.lastAccessAt ?? '') || 0,
+    pinned: d.pinned,
+  }));
 }
 
 /** Above the high watermark, evict down to the low one. Returns what was cut. */

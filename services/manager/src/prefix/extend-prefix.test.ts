@@ -8,8 +8,9 @@ import {
   type ImportJobPayload,
   type JobView,
 } from '@freeloader/protocol';
+import { runDeleteJobs } from '../test/donor-jobs.js';
 import { startHarness, type Harness } from '../test/harness.js';
-import { placementCandidates } from '../imports/candidates.js';
+import { placementCandidates, withExtraFree } from '../imports/candidates.js';
 import { planPlacement } from '../imports/choose-policy.js';
 import { planCached } from './import-policy.js';
 import { trimDataset } from './trim-dataset.js';
@@ -251,32 +252,22 @@ describe('prefix extension', () => {
     expect(await reservations(id)).toEqual({ active: 7, committed: 3 });
     // 40 MiB donated, 6 MiB committed, 7 MiB reserved: 32 MiB fits only without the extension.
     const probe = { uri: `${SOURCE}/big.bin`, size: 32 * MiB, etag: null, lastModified: null };
-    const planning = planCached(h.app, { ...probe, acceptsRanges: true }, 'x', MiB, async (bytes) =>
-      planPlacement(h.app, bytes, { uri: probe.uri }, await placementCandidates(h.app), 'x'),
+    const planning = planCached(
+      h.app,
+      { ...probe, acceptsRanges: true },
+      'x',
+      MiB,
+      async (bytes, extra) =>
+        planPlacement(
+          h.app,
+          bytes,
+          { uri: probe.uri },
+          withExtraFree(await placementCandidates(h.app), extra),
+          'x',
+        ),
     );
     // The donors run the delete jobs the abandonment queued, as their daemons would.
-    let settled = false;
-    void planning.finally(() => (settled = true));
-    while (!settled) {
-      for (const who of donors) {
-        const res = await h.call({
-          method: 'POST',
-          url: '/api/v1/jobs/claim',
-          headers: { authorization: who.auth },
-          payload: { kinds: ['delete'] },
-        });
-        for (const job of res.json() as JobView[]) {
-          await h.call({
-            method: 'POST',
-            url: `/api/v1/jobs/${job.id}/finish`,
-            headers: { authorization: who.auth },
-            payload: { state: 'done' },
-          });
-        }
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const { cacheBytes } = await planning;
+    const { cacheBytes } = await runDeleteJobs(h, donors, planning);
     expect(cacheBytes).toBe(32 * MiB);
     expect(await row(id)).toMatchObject({ cached_bytes: 3 * MiB, extension: null });
     expect(await reservations(id)).toEqual({ committed: 3, released: 7 });

@@ -22,11 +22,12 @@ export interface PrefixExtensions {
   /** Abandon every extension a dead donor was importing for. */
   donorDied(agentId: string): Promise<void>;
   /**
-   * An import needs space: abandon every extension in flight (they are opportunistic and must
-   * never make an import evict other data) and start none for {@link YIELD_PAUSE_MS}. Returns
-   * the datasets whose extension was abandoned (their donors are deleting its morsels).
+   * An import may need space: start no extension for {@link YIELD_PAUSE_MS} and wait until the
+   * consideration under way (if any) has recorded its extension or given its reservations back,
+   * so the import sees every extension in flight (and may abandon them: they are opportunistic
+   * and must never make an import evict other data).
    */
-  yieldSpace(reason: string): Promise<string[]>;
+  hold(): Promise<void>;
   /** Resolves once the considerations queued so far are done (shutdown, tests). */
   idle(): Promise<void>;
 }
@@ -71,18 +72,9 @@ export function createPrefixExtensions(app: FastifyInstance): PrefixExtensions {
       }
     },
 
-    async yieldSpace(reason) {
+    async hold() {
       pausedUntil = Date.now() + YIELD_PAUSE_MS;
-      // A consideration under way records its extension (or gives its reservations back) first.
       await chain;
-      const { rows } = await app.pg.query<{ id: string }>(
-        'SELECT id FROM datasets WHERE extension IS NOT NULL ORDER BY id',
-      );
-      const abandoned: string[] = [];
-      for (const { id } of rows) {
-        if (await abandonExtension(app, id, reason)) abandoned.push(id);
-      }
-      return abandoned;
     },
 
     idle: () => chain,

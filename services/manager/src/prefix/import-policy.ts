@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { FreeLoaderError, MORSEL_SIZE, type SourceProbe } from '@freeloader/protocol';
-import { evictBytes, cacheSpace, waitForDeletes } from './eviction.js';
+import { redactUri } from '@freeloader/sources';
+import { waitForDeletes } from './eviction.js';
+import { makeRoom, type ExtraFree } from './make-room.js';
 import { prefixFromStats } from './prefix-sizing.js';
 import { sourceKey } from './source-key.js';
 
@@ -13,39 +15,37 @@ export interface CachePlanned<P> {
 const isNoSpace = (e: unknown) => e instanceof FreeLoaderError && e.code === 'NO_SPACE';
 
 /**
+ * Places `bytes` of the import, counting `extra` more free bytes on some donors than the ledger
+ * shows (space a cut would give back; empty for the real plan). Throws NO_SPACE when it cannot.
+ */
+export type PlanImport<P> = (bytes: number, extra?: ExtraFree) => Promise<P> | P;
+
+/**
  * The import policy of seed 002 §4.1: a dataset that fits in the free space is cached whole;
  * otherwise only its model prefix (seed §3.1) is, after eviction made room for it. A source
  * without Range support cannot be patched, so such a dataset is always cached whole. `plan`
  * places `bytes` of the dataset (the caller's placement policy); it throws NO_SPACE when the
- * donors cannot hold them, and this function then abandons prefix extensions in flight, evicts
- * and tries again.
+ * donors cannot hold them.
  *
- * @example const { plan, cacheBytes } = await planCached(app, probe, who, 1 << 20, (n) => place(n));
+ * Room is made only for an import that will fit once it is made (see make-room.ts): what to
+ * give up is decided by dry runs of `plan` and given up in the same transaction. An import that
+ * cannot fit fails with NO_SPACE and no other dataset loses a byte. A dry run plans against
+ * the room it would make and cuts nothing.
+ *
+ * @example const { plan, cacheBytes } = await planCached(app, probe, who, 1 << 20, (n, extra) => place(n, extra));
  */
 export async function planCached<P>(
   app: FastifyInstance,
   probe: SourceProbe,
   client: string,
   morselSize: number | undefined,
-  plan: (bytes: number) => Promise<P> | P,
+  plan: PlanImport<P>,
+  opts: { dryRun?: boolean } = {},
 ): Promise<CachePlanned<P>> {
   try {
     return { plan: await plan(probe.size), cacheBytes: probe.size };
   } catch (e) {
     if (!isNoSpace(e)) throw e;
-  }
-  // Prefix extensions only use space nobody needs: an import takes it back before evicting.
-  const yielded = await app.prefixCache.extensions.yieldSpace('an import needs the space');
-  if (yielded.length > 0) {
-    await waitForDeletes(
-      app,
-      yielded.map((datasetId) => ({ datasetId })),
-    );
-    try {
-      return { plan: await plan(probe.size), cacheBytes: probe.size };
-    } catch (e) {
-      if (!isNoSpace(e)) throw e;
-    }
   }
   const key = sourceKey(probe.uri);
   const stats = key ? await app.prefixCache.sources.get(key) : null;
@@ -57,26 +57,38 @@ export async function planCached<P>(
         await app.prefixCache.clients.rateOf(client),
       )
     : probe.size;
-  let lastError: unknown;
-  // Free what is missing, then a quarter more: placement needs room on particular donors.
-  for (const slack of [1, 1.25]) {
+  // No extension may start (and claim free space) between the decision and the reservation.
+  if (!opts.dryRun) await app.prefixCache.extensions.hold();
+  const fits = async (bytes: number, extra: ExtraFree) => {
     try {
-      return { plan: await plan(target), cacheBytes: target };
+      await plan(bytes, extra);
+      return true;
     } catch (e) {
-      if (!isNoSpace(e)) throw e;
-      lastError = e;
+      if (isNoSpace(e)) return false;
+      throw e;
     }
-    const { capacityBytes, usedBytes } = await cacheSpace(app);
-    const need = Math.ceil(target * slack - Math.max(0, capacityBytes - usedBytes));
-    const cuts = await evictBytes(app, Math.max(need, morselSize ?? MORSEL_SIZE));
-    if (cuts.length === 0) break;
-    await waitForDeletes(app, cuts);
+  };
+  const room = await makeRoom(app, { whole: probe.size, target, fits, dryRun: opts.dryRun });
+  if (opts.dryRun)
+    return { plan: await plan(room.cacheBytes, room.extra), cacheBytes: room.cacheBytes };
+  for (const datasetId of room.abandoned) {
+    app.log.warn({ dataset: datasetId }, 'prefix extension abandoned: an import needs the space');
   }
-  try {
-    return { plan: await plan(target), cacheBytes: target };
-  } catch (e) {
-    throw isNoSpace(e) ? e : (lastError ?? e);
+  if (room.cuts.length > 0) {
+    app.log.info(
+      {
+        uri: redactUri(probe.uri),
+        freed: room.cuts.reduce((s, c) => s + c.freedBytes, 0),
+        steps: room.cuts.length,
+      },
+      'cache eviction for an import',
+    );
   }
+  for (const datasetId of [...room.abandoned, ...room.cuts.map((c) => c.datasetId)]) {
+    app.events.publish({ type: 'dataset', datasetId, state: 'ready' });
+  }
+  await waitForDeletes(app, [...room.abandoned.map((datasetId) => ({ datasetId })), ...room.cuts]);
+  return { plan: await plan(room.cacheBytes), cacheBytes: room.cacheBytes };
 }
 
 /** Remember that an import caches only `cacheBytes` of the dataset (its prefix). */

@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import type { FastifyInstance } from 'fastify';
 import { donorOf, morselLength, type Extent } from '@freeloader/protocol';
 import { withTransaction, type Queryable } from '../db/pool.js';
@@ -83,62 +84,69 @@ export async function trimDataset(
   datasetId: string,
   toBytes: number,
 ): Promise<TrimResult | null> {
-  const result = await withTransaction(app.pg, async (tx) => {
-    const { rows } = await tx.query<{
-      size_bytes: number;
-      morsel_size: number;
-      cached_bytes: number;
-      state: string;
-      pinned: boolean;
-    }>(
-      `SELECT size_bytes, morsel_size, cached_bytes, state, pinned FROM datasets
-       WHERE id = $1 FOR UPDATE`,
-      [datasetId],
-    );
-    const d = rows[0];
-    if (!d || d.state !== 'ready' || d.pinned || d.cached_bytes <= toBytes) return null;
-    // The cache needs the space: an extension in flight would only grow what is being cut.
-    await abandonExtensionIn(tx, datasetId);
-    const keep = Math.floor(Math.max(0, toBytes) / d.morsel_size);
-    const target = Math.min(d.size_bytes, keep * d.morsel_size);
-    const { extents, freed } = clipExtents(
-      await getPlacement(tx, datasetId),
-      keep,
-      d.size_bytes,
-      d.morsel_size,
-    );
-    // Agents in id order, as `reserve` locks an agent before any of its reservations.
-    const donors = [...freed.keys()].sort();
-    await tx.query('SELECT 1 FROM agents WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [
-      donors,
-    ]);
-    for (const donor of donors) await giveBack(tx, donor, datasetId, freed.get(donor)!);
-    await setPlacement(tx, datasetId, extents);
-    await tx.query('UPDATE datasets SET cached_bytes = $2 WHERE id = $1', [datasetId, target]);
-    const kind = target === 0 ? ('evict' as const) : ('trim' as const);
-    const freedBytes = d.cached_bytes - target;
-    await tx.query('INSERT INTO cache_evictions (dataset_id, kind, bytes) VALUES ($1, $2, $3)', [
-      datasetId,
-      kind,
-      freedBytes,
-    ]);
-    for (const donor of donors) {
-      await enqueueJob(tx, {
-        kind: 'delete',
-        datasetId,
-        agentId: donor,
-        payload: keep === 0 ? { datasetId } : { datasetId, fromMorsel: keep },
-      });
-    }
-    return {
-      datasetId,
-      kind,
-      fromBytes: d.cached_bytes,
-      toBytes: target,
-      freedBytes,
-      perDonor: freed,
-    };
-  });
+  const result = await withTransaction(app.pg, (tx) => trimDatasetIn(tx, datasetId, toBytes));
   if (result) app.events.publish({ type: 'dataset', datasetId, state: 'ready' });
   return result;
+}
+
+/** {@link trimDataset} inside the caller's transaction; the caller publishes the change. */
+export async function trimDatasetIn(
+  tx: pg.PoolClient,
+  datasetId: string,
+  toBytes: number,
+): Promise<TrimResult | null> {
+  const { rows } = await tx.query<{
+    size_bytes: number;
+    morsel_size: number;
+    cached_bytes: number;
+    state: string;
+    pinned: boolean;
+  }>(
+    `SELECT size_bytes, morsel_size, cached_bytes, state, pinned FROM datasets
+     WHERE id = $1 FOR UPDATE`,
+    [datasetId],
+  );
+  const d = rows[0];
+  if (!d || d.state !== 'ready' || d.pinned || d.cached_bytes <= toBytes) return null;
+  // The cache needs the space: an extension in flight would only grow what is being cut.
+  await abandonExtensionIn(tx, datasetId);
+  const keep = Math.floor(Math.max(0, toBytes) / d.morsel_size);
+  const target = Math.min(d.size_bytes, keep * d.morsel_size);
+  const { extents, freed } = clipExtents(
+    await getPlacement(tx, datasetId),
+    keep,
+    d.size_bytes,
+    d.morsel_size,
+  );
+  // Agents in id order, as `reserve` locks an agent before any of its reservations.
+  const donors = [...freed.keys()].sort();
+  await tx.query('SELECT 1 FROM agents WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [
+    donors,
+  ]);
+  for (const donor of donors) await giveBack(tx, donor, datasetId, freed.get(donor)!);
+  await setPlacement(tx, datasetId, extents);
+  await tx.query('UPDATE datasets SET cached_bytes = $2 WHERE id = $1', [datasetId, target]);
+  const kind = target === 0 ? ('evict' as const) : ('trim' as const);
+  const freedBytes = d.cached_bytes - target;
+  await tx.query('INSERT INTO cache_evictions (dataset_id, kind, bytes) VALUES ($1, $2, $3)', [
+    datasetId,
+    kind,
+    freedBytes,
+  ]);
+  for (const donor of donors) {
+    await enqueueJob(tx, {
+      kind: 'delete',
+      datasetId,
+      agentId: donor,
+      payload: keep === 0 ? { datasetId } : { datasetId, fromMorsel: keep },
+    });
+  }
+  return {
+    datasetId,
+    kind,
+    fromBytes: d.cached_bytes,
+    toBytes: target,
+    freedBytes,
+    perDonor: freed,
+  };
 }

@@ -42,6 +42,28 @@ export async function sweepExpiredReservations(db: Queryable, agentId?: string):
 }
 
 /**
+ * Space held by prefix extensions in flight: for each dataset extending now, the bytes of its
+ * active reservations per donor (what abandoning the extension gives back).
+ */
+export async function extensionReservations(
+  db: Queryable,
+): Promise<Map<string, Map<string, number>>> {
+  const { rows } = await db.query<{ dataset_id: string; agent_id: string; bytes: string }>(
+    `SELECT r.dataset_id, r.agent_id, sum(r.bytes)::bigint AS bytes
+     FROM reservations r JOIN datasets d ON d.id = r.dataset_id
+     WHERE d.extension IS NOT NULL AND r.state = 'active' AND r.expires_at > now()
+     GROUP BY r.dataset_id, r.agent_id ORDER BY r.dataset_id`,
+  );
+  const out = new Map<string, Map<string, number>>();
+  for (const r of rows) {
+    const perDonor = out.get(r.dataset_id) ?? new Map<string, number>();
+    perDonor.set(r.agent_id, Number(r.bytes));
+    out.set(r.dataset_id, perDonor);
+  }
+  return out;
+}
+
+/**
  * Space reservations on agents. `reserve` locks the agent row, so concurrent reservations on one
  * agent are serialised: of two racing for the last free bytes exactly one is admitted.
  * Committing moves the bytes into the agent's `used_bytes`; releasing a committed reservation
