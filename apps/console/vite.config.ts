@@ -23,5 +23,7 @@ export default defineConfig({
     include: ['src/**/*.test.{ts,tsx}'],
     setupFiles: ['src/test/setup.ts'],
     css: false,
+    // An upper bound for a busy 2-core CI machine, not a target.
+    testTimeout: 60_000,
   },
 });

@@ -36,7 +36,7 @@ const HELP: [string[], string[]][] = [
   ],
 ];
 
-describe('freeloader CLI without a manager', { timeout: 15_000 }, () => {
+describe('freeloader CLI without a manager', () => {
   it.each(HELP)('%j lists its commands and options', async (args, words) => {
     const res = await runCli(args);
     expect(res.code, res.stderr).toBe(0);
@@ -63,7 +63,7 @@ describe('freeloader CLI without a manager', { timeout: 15_000 }, () => {
   });
 });
 
-describe('freeloader manager', { timeout: 30_000 }, () => {
+describe('freeloader manager', () => {
   let home = '';
   afterAll(async () => {
     await killSpawned();
@@ -94,7 +94,7 @@ describe('freeloader manager', { timeout: 30_000 }, () => {
   });
 });
 
-describe('freeloader CLI against a manager', { timeout: 20_000 }, () => {
+describe('freeloader CLI against a manager', () => {
   let tm: TestManager;
   let emptyHome: string;
   let sessionToken: string;
@@ -107,7 +107,7 @@ describe('freeloader CLI against a manager', { timeout: 20_000 }, () => {
       password: tm.adminPassword,
     });
     sessionToken = login.token;
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     await killSpawned();

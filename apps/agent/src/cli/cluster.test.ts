@@ -19,7 +19,7 @@ import {
  * PostgreSQL and agents; Ctrl-C (SIGINT to the whole foreground process group, as a terminal
  * sends it) stops every one of them and exits 0.
  */
-describe('freeloader cluster', { timeout: 90_000 }, () => {
+describe('freeloader cluster', { timeout: 180_000 }, () => {
   let home = '';
   let cluster: ChildProcess | undefined;
 

@@ -25,7 +25,7 @@ const serve = async (opts: Parameters<typeof startTestServer>[0]): Promise<TestS
 
 beforeAll(async () => {
   c = await startDataCluster(3, '96MiB');
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));

@@ -28,10 +28,10 @@ beforeAll(async () => {
       const list = await c.tm.admin.request<AgentView[]>('GET', '/agents');
       return list.every((a) => a.diagnostics) ? list : undefined;
     },
-    30_000,
+    60_000,
     200,
   );
-}, 90_000);
+}, 180_000);
 
 afterAll(async () => {
   await src?.close();
@@ -50,7 +50,7 @@ async function holdings(datasetId: string): Promise<{ map: DatasetMap; per: Map<
   return { map, per };
 }
 
-describe('placement policies end to end', { timeout: 60_000 }, () => {
+describe('placement policies end to end', { timeout: 180_000 }, () => {
   it('agents report their join-time disk and network rates', () => {
     for (const a of agents) {
       expect(a.diagnostics!.diskReadRate).toBeGreaterThan(1e6);

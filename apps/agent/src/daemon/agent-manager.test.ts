@@ -22,7 +22,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * The agent daemon as a real `freeloader agent` process against a real manager on loopback:
  * enrollment, refused tokens, heartbeats and soft state, restarts.
  */
-describe('agent ↔ manager over loopback', { timeout: 30_000 }, () => {
+describe('agent ↔ manager over loopback', () => {
   let tm: TestManager;
   let work: string;
   let seq = 0;
@@ -31,7 +31,7 @@ describe('agent ↔ manager over loopback', { timeout: 30_000 }, () => {
   beforeAll(async () => {
     work = await mkdtemp(join(tmpdir(), 'fl-agent-state-'));
     tm = await startTestManager();
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     await killSpawned();
@@ -122,9 +122,9 @@ describe('agent ↔ manager over loopback', { timeout: 30_000 }, () => {
 
     expect(await first.stop('SIGKILL')).toBeNull();
     const killedAt = performance.now();
-    const stale = await waitForAgentState(tm, id, 'stale', 5_000);
+    const stale = await waitForAgentState(tm, id, 'stale', TEST_TIMINGS.deadAfterMs * 3);
     const staleAfter = performance.now() - killedAt;
-    const dead = await waitForAgentState(tm, id, 'dead', 5_000);
+    const dead = await waitForAgentState(tm, id, 'dead', TEST_TIMINGS.deadAfterMs * 3);
     const { staleAfterMs, deadAfterMs } = TEST_TIMINGS;
     // The manager's own account of the silence matches the state it derives from it...
     expect(stale.lastHeartbeatAgoMs).toBeGreaterThanOrEqual(staleAfterMs);
@@ -137,7 +137,7 @@ describe('agent ↔ manager over loopback', { timeout: 30_000 }, () => {
     const again = await spawnAgent({ managerUrl: tm.url, dir });
     expect(again.agentId).toBe(id);
     // Back from dead (the next test shows it also stays live after a restart).
-    await waitForAgentState(tm, id, 'live', 5_000);
+    await waitForAgentState(tm, id, 'live');
     expect(await again.stop()).toBe(0);
   });
 
@@ -153,7 +153,7 @@ describe('agent ↔ manager over loopback', { timeout: 30_000 }, () => {
     // No --token and no --quota: both come from the state directory.
     const second = await spawnAgent({ managerUrl: tm.url, dir, name: 'r1' });
     expect(second.agentId).toBe(first.agentId);
-    const view = await waitForAgentState(tm, second.agentId, 'live', 5_000);
+    const view = await waitForAgentState(tm, second.agentId, 'live');
     expect(view.quotaBytes).toBe(16 * MiB);
     expect(await tm.agents()).toHaveLength(count);
     expect((await tm.agents()).filter((a) => a.name === 'r1')).toHaveLength(1);

@@ -24,7 +24,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Reads never need the manager: a donor keeps serving the morsels it holds while the manager is
  * down (capabilities are verified locally) and reconnects when the manager is back.
  */
-describe('manager down → agent keeps serving', { timeout: 60_000 }, () => {
+describe('manager down → agent keeps serving', { timeout: 180_000 }, () => {
   let tm: TestManager;
   let work: string;
   let agent: SpawnedAgent;
@@ -38,7 +38,7 @@ describe('manager down → agent keeps serving', { timeout: 60_000 }, () => {
     await waitForAgentState(tm, agent.agentId, 'live');
     // Kept here: the test signs capabilities while the manager is down.
     signingKey = internalsOf(tm.manager).signingKeys.privateKey;
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     await killSpawned();

@@ -52,7 +52,8 @@ describe('timedDownload', () => {
     const started = performance.now();
     const { bytes } = await timedDownload(url, { authorization: 'Bearer t' }, 300);
     expect(bytes).toBeGreaterThan(0);
-    expect(performance.now() - started).toBeLessThan(3000);
+    // Far below the endless body's forever; generous for a machine at load average 10+.
+    expect(performance.now() - started).toBeLessThan(20_000);
   });
 
   it.each([

@@ -31,7 +31,7 @@ beforeAll(async () => {
       thresholds: { cpu: 2, memory: 2, diskBps: 1e15, netBps: 1e15 },
     },
   });
-}, 90_000);
+}, 180_000);
 
 afterAll(async () => {
   await src?.close();
@@ -61,6 +61,22 @@ const rateIn = (log: Array<[number, number]>, from: number, to: number): number 
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Wait until the client's rate over the last `windowMs` satisfies `ok` and return it. A busy
+ * machine may slow the client for a while; the condition is what is asserted, not a window.
+ */
+const rateWhen = (log: Array<[number, number]>, what: string, ok: (rate: number) => boolean) =>
+  waitFor(
+    what,
+    () => {
+      const now = performance.now();
+      const rate = rateIn(log, now - 1_000, now);
+      return ok(rate) ? rate : undefined;
+    },
+    60_000,
+    100,
+  );
+
 describe('owner activity', () => {
   it('drops a real client to the active cap within 1 s, and recovers when the owner leaves', async () => {
     await settings.reportIdle(10 * 60_000);
@@ -68,32 +84,38 @@ describe('owner activity', () => {
     const log: Array<[number, number]> = [];
     const reading = readContinuously(stop, log);
     try {
-      await sleep(1_500);
-      const idleRate = rateIn(log, performance.now() - 1_000, performance.now());
+      const idleRate = await rateWhen(
+        log,
+        'the idle client to read fast',
+        (r) => r > 4 * ACTIVE_CAP,
+      );
 
-      const input = performance.now();
       await settings.reportIdle(0);
+      // The agent has taken the input (its answer came back): the cap holds from 1 s on.
+      const input = performance.now();
       expect((await settings.state()).governor).toMatchObject({
         state: 'active',
         capBps: ACTIVE_CAP,
       });
-      await sleep(2_500);
-      // From one second after the input on, the client gets the active cap (+ one burst).
-      const activeRate = rateIn(log, input + 1_000, input + 2_500);
+      // Still served at the cap, not stopped (however long a busy machine takes to show it)…
+      const served = await rateWhen(
+        log,
+        'the active client to be served at the cap',
+        (r) => r > 0.5 * ACTIVE_CAP && performance.now() > input + 2_000,
+      );
+      await sleep(Math.max(0, input + 2_500 - performance.now()));
+      // …and never above it from one second after the input on (+ one burst). Load can only
+      // slow the client, never speed it up, so this bound holds on any machine.
+      const activeRate = rateIn(log, input + 1_000, performance.now());
 
-      const left = performance.now();
       await settings.reportIdle(10 * 60_000);
-      await sleep(1_500);
-      const recovered = rateIn(log, left + 500, left + 1_500);
+      const recovered = await rateWhen(log, 'the client to recover', (r) => r > 4 * ACTIVE_CAP);
 
       console.log(
-        `client MB/s: idle ${(idleRate / 1e6).toFixed(1)}, active ${(activeRate / 1e6).toFixed(2)}, ` +
-          `recovered ${(recovered / 1e6).toFixed(1)}`,
+        `client MB/s: idle ${(idleRate / 1e6).toFixed(1)}, active ${(activeRate / 1e6).toFixed(2)} ` +
+          `(served ${(served / 1e6).toFixed(2)}), recovered ${(recovered / 1e6).toFixed(1)}`,
       );
-      expect(idleRate).toBeGreaterThan(4 * ACTIVE_CAP);
       expect(activeRate).toBeLessThan(1.5 * ACTIVE_CAP);
-      expect(activeRate).toBeGreaterThan(0.5 * ACTIVE_CAP);
-      expect(recovered).toBeGreaterThan(4 * ACTIVE_CAP);
     } finally {
       stop.done = true;
       await reading;
@@ -104,7 +126,7 @@ describe('owner activity', () => {
       (await c.tm.agents()).find((a) => a.throttle === 'active'),
     );
     expect(view.rateCap).toBe(ACTIVE_CAP);
-  }, 60_000);
+  }, 240_000);
 
   it('a paused donor refuses reads at once; resuming serves again', async () => {
     await settings.pause('1h');

@@ -42,9 +42,11 @@ describe('paceBody', () => {
     const out = await buffer(paceBody(data, bucket));
     const seconds = (performance.now() - started) / 1000;
     expect(out.equals(data)).toBe(true);
-    // One burst goes at once; the remaining ~128 KiB take ~125 ms at 1 MiB/s.
+    // One burst goes at once; the remaining ~128 KiB take ~125 ms at 1 MiB/s. Pacing can only
+    // make it later, never sooner; the upper bound only says it is not stuck (a busy machine
+    // adds whole seconds of timer lateness).
     expect(seconds).toBeGreaterThan(0.1);
-    expect(seconds).toBeLessThan(0.6);
+    expect(seconds).toBeLessThan(10);
   });
 
   it('paces a stream and aborts when refused mid-way', async () => {

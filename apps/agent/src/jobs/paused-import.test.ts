@@ -23,7 +23,7 @@ const PAUSED_MS = 2_500;
 beforeAll(async () => {
   c = await startDataCluster(1, '64MiB');
   settings = await settingsOf(c.agents[0]!);
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await Promise.all(sources.map((s) => s.close()));
@@ -59,7 +59,7 @@ describe('an import on a paused donor', () => {
       await waitFor(
         'the agent to take the import job',
         async () => ((await importJob())?.state === 'running' ? true : undefined),
-        10_000,
+        60_000,
         100,
       );
       await sleep(PAUSED_MS);
@@ -78,7 +78,7 @@ describe('an import on a paused donor', () => {
           const d = await c.tm.admin.request<DatasetView>('GET', `/datasets/${id}`);
           return d.state === 'ready' || d.state === 'failed' ? d : undefined;
         },
-        30_000,
+        60_000,
         100,
       );
       expect(done.state).toBe('ready');

@@ -41,6 +41,8 @@ export class DatasetFs implements ReadOnlyFileSystem {
   private readonly namespace: NamespaceCache;
   private readonly source: MorselSource;
   private readonly handles = new Map<number, Handle>();
+  /** Set by {@link close}: reads of files still open then fail with EIO, not EBADF. */
+  private closed = false;
   private nextHandle = 1;
 
   constructor(private readonly opts: DatasetFsOptions) {
@@ -145,6 +147,8 @@ export class DatasetFs implements ReadOnlyFileSystem {
     signal?: AbortSignal,
   ): Promise<number> {
     const h = this.handles.get(handle);
+    if (this.closed)
+      throw new FsError('EIO', 'the mount is stopping: open files are no longer served');
     if (!h) throw new FsError('EBADF', `no open file ${handle}`);
     const { info } = h;
     const end = Math.min(info.size, position + target.length);
@@ -197,6 +201,7 @@ export class DatasetFs implements ReadOnlyFileSystem {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.handles.clear();
     await this.source.close();
     this.cache.clear();

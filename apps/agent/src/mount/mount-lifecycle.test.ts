@@ -21,10 +21,15 @@ let token: string;
 let root: Awaited<ReturnType<typeof mountRoot>>;
 
 /**
- * A reader in its own process: 1 MiB reads with a pause after each, `started` once 4 MiB are in,
- * then `md5 <hex>` at the end or `error <code>` when a read fails.
+ * A reader in its own process: 1 MiB reads with a pause after each. Once 4 MiB are in it prints
+ * `started` and holds the file open until released (a line on its stdin), so what the test does
+ * next happens during the read however slow a busy machine is; then `md5 <hex>` at the end or
+ * `error <code>` when a read fails.
  */
-function slowReader(file: string, pauseMs: number): { lines: string[]; done: Promise<string> } {
+function slowReader(
+  file: string,
+  pauseMs: number,
+): { lines: string[]; done: Promise<string>; release: () => void } {
   const script = `
     const fs = require('fs'), crypto = require('crypto');
     const fd = fs.openSync(process.argv[1], 'r'), h = crypto.createHash('md5');
@@ -34,31 +39,32 @@ function slowReader(file: string, pauseMs: number): { lines: string[]; done: Pro
       try { n = fs.readSync(fd, b, 0, b.length, pos); } catch (e) { console.log('error ' + e.code); return; }
       if (n === 0) { console.log('md5 ' + h.digest('hex')); return; }
       h.update(b.subarray(0, n)); pos += n;
-      if (pos === 4 << 20) console.log('started');
+      if (pos === 4 << 20) { console.log('started'); process.stdin.once('data', () => { process.stdin.destroy(); step(); }); return; }
       setTimeout(step, ${pauseMs});
     };
     step();`;
   const child = spawn(process.execPath, ['-e', script, file], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
   child.stdout.on('data', (d: Buffer) => lines.push(...d.toString().trim().split('\n')));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  // Only against a hang: a busy machine reads 32 MiB through FUSE in well under this.
+  const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
   const done = new Promise<string>((resolve) =>
     child.once('close', () => {
       clearTimeout(timer);
       resolve(lines.at(-1) ?? 'killed');
     }),
   );
-  return { lines, done };
+  return { lines, done, release: () => child.stdin.end('go\n') };
 }
 
 const started = (r: { lines: string[] }): Promise<true> =>
-  waitFor('the reader to start', () => (r.lines.includes('started') ? true : undefined), 20_000);
+  waitFor('the reader to start', () => (r.lines.includes('started') ? true : undefined), 60_000);
 
 describe.skipIf(!HAS_FUSE)(
   'mounts coming and going (skipped: no /dev/fuse here)',
-  { timeout: 60_000 },
+  { timeout: 180_000 },
   () => {
     beforeAll(async () => {
       c = await startDataCluster(3, '96MiB');
@@ -66,14 +72,14 @@ describe.skipIf(!HAS_FUSE)(
       src = await startTestServer({ size: SIZE, seed: 31 });
       expect((await c.importAndWait({ uri: src.url, name: NAME })).state).toBe('ready');
       token = await loginToken(c.tm);
-    }, 90_000);
+    }, 180_000);
 
     afterAll(async () => {
       await killSpawned();
       await root?.cleanup();
       await src?.close();
       await c?.close();
-    }, 30_000);
+    }, 120_000);
 
     it('`freeloader unmount` during a read detaches; the reader finishes and the mount exits 0', async () => {
       const m = await spawnMount(c.tm, token, join(root.root, 'a'));
@@ -82,6 +88,7 @@ describe.skipIf(!HAS_FUSE)(
       const un = await runCli(['unmount', m.dir]);
       expect(un.code).toBe(0);
       expect(un.stderr).toMatch(/detached/);
+      reader.release();
       expect(await reader.done).toBe(`md5 ${md5(src.content)}`);
       expect(await m.exited()).toBe(0); // by itself, once the last file closed
       expect(m.stderr()).toMatch(/^unmounted /m);
@@ -93,7 +100,8 @@ describe.skipIf(!HAS_FUSE)(
       const reader = slowReader(join(m.dir, NAME), 100);
       await started(reader);
       expect(await m.stop('SIGTERM')).toBe(0);
-      // Cut off after the drain: the reader gets an error, not a hang (or finished in time).
+      reader.release();
+      // Cut off after the drain: the reader gets an error, not a hang.
       expect(await reader.done).toMatch(/^(error (ENOTCONN|EIO|ECONNABORTED)|md5 [0-9a-f]{32})$/);
       expect(await mountAt(m.dir)).toBeUndefined();
     });
@@ -117,6 +125,7 @@ describe.skipIf(!HAS_FUSE)(
       const reader = slowReader(join(m.dir, NAME), 30);
       await started(reader);
       await c.agents[1]!.stop('SIGKILL');
+      reader.release();
       expect(await reader.done).toBe(`md5 ${md5(src.content)}`);
       expect(m.stderr()).toMatch(/donor .* \(reading elsewhere\)/);
       expect(await m.stop('SIGTERM')).toBe(0);

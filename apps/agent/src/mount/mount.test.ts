@@ -38,7 +38,7 @@ async function dataset(name: string, size: number, seed: number): Promise<void> 
 
 describe.skipIf(!HAS_FUSE)(
   'a mounted namespace (skipped: no /dev/fuse here)',
-  { timeout: 60_000 },
+  { timeout: 180_000 },
   () => {
     beforeAll(async () => {
       c = await startDataCluster(3, '96MiB');
@@ -49,7 +49,7 @@ describe.skipIf(!HAS_FUSE)(
       await dataset('top.bin', 3 * MiB, 24);
       await dataset('mnt/two.bin', 8 * MiB + 1, 25);
       mnt = await spawnMount(c.tm, await loginToken(c.tm), join(root.root, 'a'));
-    }, 90_000);
+    }, 180_000);
 
     afterAll(async () => {
       await mnt?.stop('SIGTERM');
@@ -57,7 +57,7 @@ describe.skipIf(!HAS_FUSE)(
       await root?.cleanup();
       await Promise.all(servers.map((s) => s.close()));
       await c?.close();
-    }, 30_000);
+    }, 120_000);
 
     const at = (path: string): string => join(mnt.dir, path);
 

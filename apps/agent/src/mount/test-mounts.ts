@@ -50,7 +50,7 @@ export async function spawnMount(
       if (!isRunning(child)) throw new Error(`mount exited early:\n${stderr}`);
       return /^mounted /m.test(stderr) ? true : undefined;
     },
-    20_000,
+    60_000,
     20,
   );
   return {

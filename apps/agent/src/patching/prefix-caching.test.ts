@@ -54,7 +54,7 @@ beforeAll(async () => {
     );
   }
   await Promise.all(bandwidthOnly.map((a) => waitForAgentState(c.tm, a.agentId, 'live')));
-}, 90_000);
+}, 180_000);
 
 afterAll(async () => {
   await Promise.all(bandwidthOnly.map((a) => a.stop('SIGKILL')));
@@ -88,7 +88,7 @@ async function prefixDataset(src: TestServer, name: string, prefixMiB: number) {
 }
 
 // Five agent processes on a shared machine: generous per-test time.
-describe('prefix caching with collective download', { timeout: 60_000 }, () => {
+describe('prefix caching with collective download', { timeout: 180_000 }, () => {
   it('reads a 30 % prefix dataset byte-identical: prefix from donors, suffix patched', async () => {
     const src = await serve({ size: 20 * MiB + 7, seed: 71 });
     const d = await prefixDataset(src, 'prefix/thirty.bin', 6);

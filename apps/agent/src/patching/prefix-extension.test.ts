@@ -22,7 +22,7 @@ const servers: TestServer[] = [];
 
 beforeAll(async () => {
   c = await startDataCluster(3, '16MiB');
-}, 90_000);
+}, 180_000);
 
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
@@ -84,7 +84,7 @@ async function readAll(map: DatasetMap): Promise<Buffer> {
   }
 }
 
-describe('prefix extension', { timeout: 90_000 }, () => {
+describe('prefix extension', { timeout: 180_000 }, () => {
   it('extends a 30 % prefix read three times; every read is byte-identical', async () => {
     const { src, d } = await prefixDataset(91, 'extend/popular.bin');
     const want = sha256Hex(src.content);

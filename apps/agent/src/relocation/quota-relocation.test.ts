@@ -30,7 +30,7 @@ beforeAll(async () => {
     const d = await c.importAndWait({ uri: s.url, name: `reloc/d${i}.bin`, width: 3 });
     expect(d.state).toBe('ready');
   }
-}, 90_000);
+}, 180_000);
 
 afterAll(async () => {
   await Promise.all(sources.map((s) => s.close()));
@@ -75,7 +75,7 @@ describe('quota cut below usage', () => {
         const s = await settings.state();
         return s.relocation.state === 'done' && s.quota.usedBytes === 0 ? s : undefined;
       },
-      30_000,
+      60_000,
       200,
     );
     stop = true;
@@ -120,7 +120,7 @@ describe('quota cut below usage', () => {
     expect((await settings.state()).quota.usedBytes).toBe(0);
     const others = await Promise.all(c.agents.slice(1).map((a) => ledgerOf(a.agentId)));
     expect(others.reduce((s, a) => s + a.usedBytes, 0)).toBe(18 * MiB);
-  }, 60_000);
+  }, 180_000);
 
   it('raising the quota again is immediate', async () => {
     const s = await settings.update({ quotaBytes: 20 * MiB });
@@ -153,7 +153,7 @@ describe('quota cut below usage', () => {
     await waitFor(
       'the second donor to drop what it held',
       async () => ((await s2!.state()).quota.usedBytes === 0 ? true : undefined),
-      20_000,
+      60_000,
       200,
     );
     // The ledger follows once the donor reports its delete jobs done (just after it deleted).
@@ -165,5 +165,5 @@ describe('quota cut below usage', () => {
     const again = await c.importAndWait({ uri: sources[0]!.url, name: 'reloc/again.bin' });
     expect(again.state).toBe('ready');
     expect((await c.get('reloc/again.bin')).sha256).toBe(sha256Hex(sources[0]!.content));
-  }, 60_000);
+  }, 180_000);
 });

@@ -240,7 +240,7 @@ describe('closing a service with lean connections open', () => {
     const started = Date.now();
     await app.close();
     // Not the 65 s keep-alive: the idle lean socket went with the service.
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Date.now() - started).toBeLessThan(30_000);
     await new Promise((r) => setTimeout(r, 20));
     expect(c.closed).toBe(true);
   });

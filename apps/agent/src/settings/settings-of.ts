@@ -9,7 +9,7 @@ export async function settingsOf(agent: SpawnedAgent): Promise<SettingsClient> {
   const url = await waitFor(
     'the agent settings line',
     () => /^settings at (\S+)$/m.exec(agent.stderr())?.[1],
-    10_000,
+    60_000,
     20,
   );
   return SettingsClient.fromOpenUrl(url);

@@ -67,7 +67,7 @@ export async function startDataCluster(donors: number, quota: string): Promise<D
         const d = await tm.admin.request<DatasetView>('GET', `/datasets/${id}`);
         return d.state === 'ready' || d.state === 'failed' ? d : undefined;
       },
-      30_000,
+      60_000,
       100,
     );
   };

@@ -1,5 +1,5 @@
 import '@testing-library/jest-dom/vitest';
-import { cleanup } from '@testing-library/react';
+import { cleanup, configure } from '@testing-library/react';
 import { afterEach } from 'vitest';
 
 // jsdom lacks the layout APIs Mantine reads; these stand-ins answer "no match, no size".
@@ -23,5 +23,9 @@ class NoResizeObserver {
 }
 globalThis.ResizeObserver ??= NoResizeObserver as unknown as typeof ResizeObserver;
 window.HTMLElement.prototype.scrollIntoView ??= () => undefined;
+
+// findBy*/waitFor give up after 1 s by default; a busy 2-core CI machine (load average 10+)
+// renders a Mantine form in several. The wait still ends as soon as the element shows.
+configure({ asyncUtilTimeout: 20_000 });
 
 afterEach(() => cleanup());

@@ -8,7 +8,7 @@ import {
   type TestManager,
 } from '../../test/cluster-harness.js';
 
-describe('freeloader source / cache', { timeout: 30_000 }, () => {
+describe('freeloader source / cache', () => {
   let tm: TestManager;
   let src: TestServer;
   let env: NodeJS.ProcessEnv;
@@ -20,7 +20,7 @@ describe('freeloader source / cache', { timeout: 30_000 }, () => {
       password: tm.adminPassword,
     });
     env = { FREELOADER_TOKEN: login.token };
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await killSpawned();
     await src?.close();

@@ -21,7 +21,7 @@ describe('parseRole', () => {
   });
 });
 
-describe('freeloader user', { timeout: 20_000 }, () => {
+describe('freeloader user', () => {
   let tm: TestManager;
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
@@ -31,7 +31,7 @@ describe('freeloader user', { timeout: 20_000 }, () => {
       password: tm.adminPassword,
     });
     env = { FREELOADER_TOKEN: login.token };
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await killSpawned();
     await tm?.close();
