@@ -5,6 +5,7 @@ import { buildApp, type BuildOptions } from './app.js';
 import { ensureFirstAdmin } from './bootstrap.js';
 import { loadConfig, type Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
+import { chooseEmbeddedPort } from './db/embedded-port.js';
 
 export interface RunningManager {
   /** Base URL, e.g. `http://127.0.0.1:7400`. */
@@ -19,7 +20,8 @@ export interface RunningManager {
 
 /**
  * Start a manager: configuration from the environment plus `overrides`; an embedded PostgreSQL
- * under `$FREELOADER_HOME/manager/pgdata` when no DATABASE_URL is set; listen; and at first
+ * under `$FREELOADER_HOME/manager/pgdata` when no DATABASE_URL is set (on EMBEDDED_PG_PORT when
+ * pinned, else on 7432 or the free port remembered in `manager/pg-port`); listen; and at first
  * start create the admin user.
  *
  * @example
@@ -36,11 +38,16 @@ export async function startManager(
   let app: FastifyInstance | undefined;
   try {
     if (!config.databaseUrl) {
+      const pgPort = await chooseEmbeddedPort(
+        config.embeddedPgPort,
+        join(config.home, 'manager', 'pg-port'),
+      );
       embedded = await startEmbeddedPostgres({
         dataDir: join(config.home, 'manager', 'pgdata'),
-        port: config.embeddedPgPort,
+        port: pgPort.port,
         ownedRoot: config.home,
       });
+      await pgPort.remember();
       config = { ...config, databaseUrl: embedded.url };
     }
     app = await buildApp(config, opts);
