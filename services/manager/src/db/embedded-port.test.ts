@@ -24,6 +24,18 @@ async function occupy(): Promise<number> {
 }
 
 describe('chooseEmbeddedPort', () => {
+  it('uses the default port when free, another one when it is taken (first start)', async () => {
+    const free = await occupy();
+    await new Promise((r) => held.pop()!.close(r));
+    expect((await chooseEmbeddedPort(undefined, join(dir, 'none-1'), free)).port).toBe(free);
+
+    const taken = await occupy();
+    const choice = await chooseEmbeddedPort(undefined, join(dir, 'none-2'), taken);
+    expect(choice.port).not.toBe(taken);
+    await choice.remember();
+    expect((await readFile(join(dir, 'none-2'), 'utf8')).trim()).toBe(String(choice.port));
+  });
+
   it('moves off a taken remembered port, remembers the new one, and reuses it', async () => {
     const file = join(dir, 'pg-port');
     const taken = await occupy();

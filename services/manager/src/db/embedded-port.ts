@@ -25,6 +25,7 @@ export interface EmbeddedPortChoice {
 export async function chooseEmbeddedPort(
   pinned: number | undefined,
   rememberFile: string,
+  defaultPort: number = DEFAULT_EMBEDDED_PG_PORT,
 ): Promise<EmbeddedPortChoice> {
   if (pinned !== undefined) {
     if (pinned !== 0 && !(await portFree(pinned))) {
@@ -37,7 +38,7 @@ export async function chooseEmbeddedPort(
     // Port 0 means "any": PostgreSQL cannot take 0, so the kernel picks one now.
     return { port: pinned || (await kernelPort()), remember: async () => undefined };
   }
-  const preferred = (await rememberedPort(rememberFile)) ?? DEFAULT_EMBEDDED_PG_PORT;
+  const preferred = (await rememberedPort(rememberFile)) ?? defaultPort;
   const port = (await portFree(preferred)) ? preferred : await kernelPort();
   return {
     port,
