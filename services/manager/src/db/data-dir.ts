@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmod, lstat, readlink, stat } from 'node:fs/promises';
+import { chmod, lstat, readlink, rename, stat, symlink, unlink } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { FreeLoaderError } from '@freeloader/protocol';
@@ -17,8 +17,8 @@ export const PG_SYSTEM_USER = 'postgres';
  * Directories under `ownedRoot` (FREELOADER_HOME) get search (x, not read) for others. A closed
  * directory above them (e.g. /root, mode 0700) is opened to the `postgres` user alone, with a
  * POSIX ACL entry (`setfacl -m u:postgres:x`): nobody else gains anything. Without `setfacl`
- * the error says how to proceed. A `dataDir` symlink left by older versions (which moved such
- * data to /var/lib/freeloader) is still followed so that data is not stranded.
+ * the error says how to proceed. Data that older versions moved to /var/lib/freeloader (leaving
+ * `dataDir` a symlink) is moved back under the home.
  *
  * @example
  *   // as root, FREELOADER_HOME=/root/.freeloader:
@@ -31,7 +31,9 @@ export async function reachableDataDir(
 ): Promise<string> {
   const path = resolve(dataDir);
   const existing = await lstat(path).catch(() => null);
-  if (existing?.isSymbolicLink()) return resolve(dirname(path), await readlink(path));
+  if (existing?.isSymbolicLink() && !(await moveLinkedDataHome(path))) {
+    return resolve(dirname(path), await readlink(path));
+  }
   const owned = ownedRoot ? resolve(ownedRoot) : dirname(path);
   for (const closed of await closedDirs(dirname(path))) {
     const rel = relative(owned, closed);
@@ -42,6 +44,25 @@ export async function reachableDataDir(
     }
   }
   return path;
+}
+
+/**
+ * Older versions put a root-run manager's data in /var/lib/freeloader/pgdata-<hash> with `link`
+ * pointing there. Move it back to `link`'s place, so it lives (and is removed) with the home.
+ * Returns false when it cannot be moved by a rename (another file system): it is followed then.
+ */
+async function moveLinkedDataHome(link: string): Promise<boolean> {
+  const target = resolve(dirname(link), await readlink(link));
+  if (!(await stat(target).catch(() => null))?.isDirectory()) return false;
+  await unlink(link);
+  try {
+    await rename(target, link);
+    return true;
+  } catch (e) {
+    await symlink(target, link);
+    if ((e as NodeJS.ErrnoException).code === 'EXDEV') return false;
+    throw e;
+  }
 }
 
 /** Directories from / down to `dir` (inclusive) that others may not search. */

@@ -1,8 +1,18 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, lstat, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  rename,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,6 +49,32 @@ describe('startEmbeddedPostgres', () => {
       /not empty but holds no PostgreSQL cluster/,
     );
   });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'as root, moves data an older version relocated (home/manager/pgdata a link) back home',
+    async () => {
+      const home = join(dir, 'legacy-home');
+      const dataDir = join(home, 'manager', 'pgdata');
+      const relocated = join(dir, 'var-lib-freeloader', 'pgdata-0123456789abcdef');
+      const port = await freePort();
+      // Made the way older versions did: the cluster elsewhere, a link in the home.
+      const made = await startEmbeddedPostgres({ dataDir: relocated, port, ownedRoot: dir });
+      await made.stop();
+      await mkdir(dirname(dataDir), { recursive: true });
+      await rename(join(dirname(relocated), 'pg-password'), join(home, 'manager', 'pg-password'));
+      await symlink(relocated, dataDir);
+
+      const moved = await startEmbeddedPostgres({ dataDir, port, ownedRoot: home });
+      try {
+        expect(moved.initialised).toBe(false);
+        expect((await lstat(dataDir)).isDirectory()).toBe(true);
+        expect(existsSync(relocated)).toBe(false);
+        expect(await selectOne(moved.url)).toBe(1);
+      } finally {
+        await moved.stop();
+      }
+    },
+  );
 
   it.skipIf(process.getuid?.() !== 0)(
     'as root, keeps the data under the home when a directory above it is closed to others',
