@@ -36,21 +36,14 @@ export async function startManager(
   let config = loadConfig(process.env, overrides);
   let embedded: EmbeddedPostgresHandle | undefined;
   let app: FastifyInstance | undefined;
+  let pgPortNote: string | undefined;
   try {
     if (!config.databaseUrl) {
-      const pgPort = await chooseEmbeddedPort(
-        config.embeddedPgPort,
-        join(config.home, 'manager', 'pg-port'),
-      );
-      embedded = await startEmbeddedPostgres({
-        dataDir: join(config.home, 'manager', 'pgdata'),
-        port: pgPort.port,
-        ownedRoot: config.home,
-      });
-      await pgPort.remember();
+      ({ embedded, note: pgPortNote } = await startEmbedded(config));
       config = { ...config, databaseUrl: embedded.url };
     }
     app = await buildApp(config, opts);
+    if (pgPortNote) app.log.warn(pgPortNote);
     const adminPassword = await ensureFirstAdmin(app);
     await app.listen({ host: config.host, port: config.port });
     const { port } = app.server.address() as AddressInfo;
@@ -73,4 +66,35 @@ export async function startManager(
     await embedded?.stop().catch(() => undefined);
     throw e;
   }
+}
+
+/**
+ * The embedded PostgreSQL under the home, on the port {@link chooseEmbeddedPort} picks; `note`
+ * says so when the usual port was in use and another one was taken.
+ */
+async function startEmbedded(
+  config: Config,
+): Promise<{ embedded: EmbeddedPostgresHandle; note?: string }> {
+  const pgPort = await chooseEmbeddedPort(
+    config.embeddedPgPort,
+    join(config.home, 'manager', 'pg-port'),
+  );
+  const embedded = await startEmbeddedPostgres({
+    dataDir: join(config.home, 'manager', 'pgdata'),
+    port: pgPort.port,
+    ownedRoot: config.home,
+  });
+  try {
+    await pgPort.remember();
+  } catch (e) {
+    await embedded.stop();
+    throw e;
+  }
+  if (pgPort.displaced === undefined) return { embedded };
+  return {
+    embedded,
+    note:
+      `embedded PostgreSQL: port ${pgPort.displaced} is in use, so it listens on ${pgPort.port} ` +
+      `(remembered in ${config.home}/manager/pg-port; EMBEDDED_PG_PORT pins one)`,
+  };
 }

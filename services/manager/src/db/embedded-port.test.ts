@@ -32,6 +32,7 @@ describe('chooseEmbeddedPort', () => {
     const taken = await occupy();
     const choice = await chooseEmbeddedPort(undefined, join(dir, 'none-2'), taken);
     expect(choice.port).not.toBe(taken);
+    expect(choice.displaced).toBe(taken);
     await choice.remember();
     expect((await readFile(join(dir, 'none-2'), 'utf8')).trim()).toBe(String(choice.port));
   });

@@ -4,6 +4,8 @@ import { DEFAULT_EMBEDDED_PG_PORT, FreeLoaderError } from '@freeloader/protocol'
 
 export interface EmbeddedPortChoice {
   port: number;
+  /** The port that was wanted but is in use, when `port` is a replacement for it. */
+  displaced?: number;
   /** Record `port` for later starts (a no-op when the user pinned it). */
   remember(): Promise<void>;
 }
@@ -39,9 +41,11 @@ export async function chooseEmbeddedPort(
     return { port: pinned || (await kernelPort()), remember: async () => undefined };
   }
   const preferred = (await rememberedPort(rememberFile)) ?? defaultPort;
-  const port = (await portFree(preferred)) ? preferred : await kernelPort();
+  const free = await portFree(preferred);
+  const port = free ? preferred : await kernelPort();
   return {
     port,
+    ...(free ? {} : { displaced: preferred }),
     remember: async () => {
       if (port === (await rememberedPort(rememberFile))) return;
       // Written whole then renamed: a crash never leaves half a number behind.
