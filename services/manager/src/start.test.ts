@@ -58,7 +58,8 @@ describe('startManager with an embedded PostgreSQL', () => {
     } finally {
       await second.close();
     }
-  });
+    // Two starts of a real PostgreSQL (one with initdb) on a busy 2-core machine.
+  }, 120_000);
 
   it('moves its PostgreSQL off a taken port, remembers the new one, keeps the data in the home', async () => {
     const own = await mkdtemp(join(tmpdir(), 'fl-home-port-'));
