@@ -20,12 +20,13 @@ describe('loadConfig', () => {
       home: join(homedir(), '.freeloader'),
       host: '127.0.0.1',
       port: DEFAULT_MANAGER_PORT,
-      embeddedPgPort: 7432,
       staleAfterMs: STALE_AFTER_MS,
       logLevel: 'info',
       allowFileUris: false,
     });
     expect(c.databaseUrl).toBeUndefined();
+    // Not pinned: the manager picks 7432 or a free port when it starts (db/embedded-port.ts).
+    expect(c.embeddedPgPort).toBeUndefined();
     expect(c.consoleDir).toBeUndefined();
   });
 

@@ -4,7 +4,6 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import {
   DEAD_AFTER_MS,
-  DEFAULT_EMBEDDED_PG_PORT,
   DEFAULT_MANAGER_PORT,
   FreeLoaderError,
   HEARTBEAT_INTERVAL_MS,
@@ -24,7 +23,11 @@ export const ConfigSchema = Type.Object({
   databaseUrl: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   host: Type.String({ minLength: 1 }),
   port: Port,
-  embeddedPgPort: Port,
+  /**
+   * Port of the embedded PostgreSQL when the user pinned one; unset, the manager uses 7432 or the
+   * port it remembered in its home, and picks a free one when that is taken.
+   */
+  embeddedPgPort: Type.Optional(Port),
   staleAfterMs: Millis,
   deadAfterMs: Millis,
   heartbeatIntervalMs: Millis,
@@ -55,7 +58,6 @@ const ENV_KEYS: Record<keyof Config, string> = {
 const DEFAULTS = {
   host: '127.0.0.1',
   port: DEFAULT_MANAGER_PORT,
-  embeddedPgPort: DEFAULT_EMBEDDED_PG_PORT,
   staleAfterMs: STALE_AFTER_MS,
   deadAfterMs: DEAD_AFTER_MS,
   heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,

@@ -1,4 +1,5 @@
-import { mkdtemp, readFile, rm, stat, chmod } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { chmod, lstat, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,7 +58,52 @@ describe('startManager with an embedded PostgreSQL', () => {
     } finally {
       await second.close();
     }
-  });
+    // Two starts of a real PostgreSQL (one with initdb) on a busy 2-core machine.
+  }, 120_000);
+
+  it('moves its PostgreSQL off a taken port, remembers the new one, keeps the data in the home', async () => {
+    const own = await mkdtemp(join(tmpdir(), 'fl-home-port-'));
+    const blocker = createServer();
+    try {
+      // Another server holds the port this home's PostgreSQL used last time (as another
+      // PostgreSQL on 7432 would on a first start).
+      await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+      const taken = (blocker.address() as AddressInfo).port;
+      await mkdir(join(own, 'manager'), { recursive: true });
+      await writeFile(join(own, 'manager', 'pg-port'), `${taken}\n`);
+      const overrides = { home: own, port: 0, logLevel: 'silent' as const };
+
+      const first = await startManager(overrides);
+      let used: number;
+      try {
+        used = Number(new URL(first.config.databaseUrl!).port);
+        expect(used).not.toBe(taken);
+        expect((await readFile(join(own, 'manager', 'pg-port'), 'utf8')).trim()).toBe(String(used));
+        const data = join(own, 'manager', 'pgdata');
+        expect((await lstat(data)).isDirectory()).toBe(true);
+        expect((await stat(join(data, 'PG_VERSION'))).isFile()).toBe(true);
+        expect((await fetch(`${first.url}/api/v1/health`)).status).toBe(200);
+      } finally {
+        await first.close();
+      }
+
+      const second = await startManager(overrides);
+      try {
+        expect(Number(new URL(second.config.databaseUrl!).port)).toBe(used);
+        expect(second.adminPassword).toBeNull();
+      } finally {
+        await second.close();
+      }
+
+      // Pinned to a taken port: a clear error that names the variable, nothing started.
+      await expect(startManager({ ...overrides, embeddedPgPort: taken })).rejects.toThrow(
+        /EMBEDDED_PG_PORT=\d+ is already in use/,
+      );
+    } finally {
+      await new Promise((r) => blocker.close(r));
+      await rm(own, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('fails fast with the bad keys named when the configuration is wrong', async () => {
     await expect(startManager({ home, port: 99_999 })).rejects.toThrow(/MANAGER_PORT/);

@@ -5,6 +5,7 @@ import { buildApp, type BuildOptions } from './app.js';
 import { ensureFirstAdmin } from './bootstrap.js';
 import { loadConfig, type Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
+import { chooseEmbeddedPort } from './db/embedded-port.js';
 
 export interface RunningManager {
   /** Base URL, e.g. `http://127.0.0.1:7400`. */
@@ -19,7 +20,8 @@ export interface RunningManager {
 
 /**
  * Start a manager: configuration from the environment plus `overrides`; an embedded PostgreSQL
- * under `$FREELOADER_HOME/manager/pgdata` when no DATABASE_URL is set; listen; and at first
+ * under `$FREELOADER_HOME/manager/pgdata` when no DATABASE_URL is set (on EMBEDDED_PG_PORT when
+ * pinned, else on 7432 or the free port remembered in `manager/pg-port`); listen; and at first
  * start create the admin user.
  *
  * @example
@@ -34,16 +36,14 @@ export async function startManager(
   let config = loadConfig(process.env, overrides);
   let embedded: EmbeddedPostgresHandle | undefined;
   let app: FastifyInstance | undefined;
+  let pgPortNote: string | undefined;
   try {
     if (!config.databaseUrl) {
-      embedded = await startEmbeddedPostgres({
-        dataDir: join(config.home, 'manager', 'pgdata'),
-        port: config.embeddedPgPort,
-        ownedRoot: config.home,
-      });
+      ({ embedded, note: pgPortNote } = await startEmbedded(config));
       config = { ...config, databaseUrl: embedded.url };
     }
     app = await buildApp(config, opts);
+    if (pgPortNote) app.log.warn(pgPortNote);
     const adminPassword = await ensureFirstAdmin(app);
     await app.listen({ host: config.host, port: config.port });
     const { port } = app.server.address() as AddressInfo;
@@ -66,4 +66,35 @@ export async function startManager(
     await embedded?.stop().catch(() => undefined);
     throw e;
   }
+}
+
+/**
+ * The embedded PostgreSQL under the home, on the port {@link chooseEmbeddedPort} picks; `note`
+ * says so when the usual port was in use and another one was taken.
+ */
+async function startEmbedded(
+  config: Config,
+): Promise<{ embedded: EmbeddedPostgresHandle; note?: string }> {
+  const pgPort = await chooseEmbeddedPort(
+    config.embeddedPgPort,
+    join(config.home, 'manager', 'pg-port'),
+  );
+  const embedded = await startEmbeddedPostgres({
+    dataDir: join(config.home, 'manager', 'pgdata'),
+    port: pgPort.port,
+    ownedRoot: config.home,
+  });
+  try {
+    await pgPort.remember();
+  } catch (e) {
+    await embedded.stop();
+    throw e;
+  }
+  if (pgPort.displaced === undefined) return { embedded };
+  return {
+    embedded,
+    note:
+      `embedded PostgreSQL: port ${pgPort.displaced} is in use, so it listens on ${pgPort.port} ` +
+      `(remembered in ${config.home}/manager/pg-port; EMBEDDED_PG_PORT pins one)`,
+  };
 }

@@ -32,7 +32,7 @@ const HELP: [string[], string[]][] = [
   ],
   [
     ['cluster', '--help'],
-    ['--agents', '--quota', '--port', '--home'],
+    ['--agents', '--quota', '--port', '--agent-base-port', '--home', '--governor'],
   ],
 ];
 
@@ -70,7 +70,7 @@ describe('freeloader manager', () => {
     if (home) await rm(home, { recursive: true, force: true });
   });
 
-  it('exits 1 with one line when its PostgreSQL cannot start', async () => {
+  it('exits 1 with one line naming EMBEDDED_PG_PORT when that pinned port is taken', async () => {
     home = await mkdtemp(join(tmpdir(), 'fl-manager-fail-'));
     await chmod(home, 0o711);
     // Hold the database port, so the embedded PostgreSQL cannot listen on it.
@@ -85,7 +85,7 @@ describe('freeloader manager', () => {
       expect(res.code, res.stderr).toBe(1);
       expect(res.stderr.trim()).toMatch(
         new RegExp(
-          `^error: embedded PostgreSQL did not start on 127\\.0\\.0\\.1:${pgPort}: .*\\[UNAVAILABLE\\]$`,
+          `^error: EMBEDDED_PG_PORT=${pgPort} is already in use on 127\\.0\\.0\\.1 .*unset EMBEDDED_PG_PORT.*\\[UNAVAILABLE\\]$`,
         ),
       );
     } finally {
@@ -135,6 +135,9 @@ describe('freeloader CLI against a manager', () => {
     expect(res.stderr).toContain(
       `freeloader agent --manager ${tm.url} --token ${res.stdout.trim()}`,
     );
+    // The agent listens on every interface by default: the command says so explicitly.
+    expect(res.stderr).toMatch(/ --listen 0\.0\.0\.0:7401\n/);
+    expect(res.stderr).toMatch(/other machines can read them.*to restrict it/);
     const after = await tm.admin.request<JoinTokenView[]>('GET', '/tokens');
     expect(after).toHaveLength(before.length + 1);
     expect(after.find((t) => !before.some((b) => b.id === t.id))).toMatchObject({

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -40,9 +40,10 @@ describe('freeloader cluster', { timeout: 180_000 }, () => {
     const args = ['cluster', '--agents', '2', '--quota', '64MiB', '--home', home];
     args.push('--port', String(port), '--agent-base-port', '0');
     // Its own process group, which this test then signals like a terminal's Ctrl-C does.
+    // Load watching is left to the cluster itself (the test rig's own default is removed).
     cluster = spawnCli(
       args,
-      { EMBEDDED_PG_PORT: String(pgPort), LOG_LEVEL: 'warn' },
+      { EMBEDDED_PG_PORT: String(pgPort), LOG_LEVEL: 'warn', FREELOADER_IGNORE_LOAD: undefined },
       { detached: true },
     );
     let stdout = '';
@@ -81,7 +82,15 @@ describe('freeloader cluster', { timeout: 180_000 }, () => {
     ]);
     // The join token never appears on a command line.
     expect(stderr).not.toMatch(/--token/);
-    expect(await pidsMentioning(join(home, 'cluster', 'agent-'))).toHaveLength(2);
+    const agentPids = await pidsMentioning(join(home, 'cluster', 'agent-'));
+    expect(agentPids).toHaveLength(2);
+    // The agents share this machine and its owner: they must not take one another's load for
+    // the owner's, so they run without load watching, and the banner says so.
+    expect(stdout).toMatch(/governor: load throttling off, .*do not throttle one another/);
+    for (const pid of agentPids) {
+      const env = (await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0');
+      expect(env).toContain('FREELOADER_IGNORE_LOAD=1');
+    }
 
     process.kill(-cluster.pid!, 'SIGINT');
     expect(await exited(cluster)).toBe(0);

@@ -1,10 +1,25 @@
-import { chmod, lstat, mkdir, mkdtemp, readlink, rm, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  rename,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../test/free-port.js';
 import { startEmbeddedPostgres } from './embedded.js';
+
+const run = promisify(execFile);
 
 let dir: string;
 beforeAll(async () => {
@@ -36,7 +51,33 @@ describe('startEmbeddedPostgres', () => {
   });
 
   it.skipIf(process.getuid?.() !== 0)(
-    'as root, relocates data the postgres user cannot reach and follows the link on restart',
+    'as root, moves data an older version relocated (home/manager/pgdata a link) back home',
+    async () => {
+      const home = join(dir, 'legacy-home');
+      const dataDir = join(home, 'manager', 'pgdata');
+      const relocated = join(dir, 'var-lib-freeloader', 'pgdata-0123456789abcdef');
+      const port = await freePort();
+      // Made the way older versions did: the cluster elsewhere, a link in the home.
+      const made = await startEmbeddedPostgres({ dataDir: relocated, port, ownedRoot: dir });
+      await made.stop();
+      await mkdir(dirname(dataDir), { recursive: true });
+      await rename(join(dirname(relocated), 'pg-password'), join(home, 'manager', 'pg-password'));
+      await symlink(relocated, dataDir);
+
+      const moved = await startEmbeddedPostgres({ dataDir, port, ownedRoot: home });
+      try {
+        expect(moved.initialised).toBe(false);
+        expect((await lstat(dataDir)).isDirectory()).toBe(true);
+        expect(existsSync(relocated)).toBe(false);
+        expect(await selectOne(moved.url)).toBe(1);
+      } finally {
+        await moved.stop();
+      }
+    },
+  );
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'as root, keeps the data under the home when a directory above it is closed to others',
     async () => {
       // home sits inside a directory closed to others, like /root/.freeloader.
       const closed = join(dir, 'closed');
@@ -44,19 +85,23 @@ describe('startEmbeddedPostgres', () => {
       await chmod(closed, 0o700);
       const home = join(closed, 'home');
       const dataDir = join(home, 'manager', 'pgdata');
-      const relocateTo = join(dir, 'relocated');
       const port = await freePort();
 
-      const first = await startEmbeddedPostgres({ dataDir, port, ownedRoot: home, relocateTo });
+      const first = await startEmbeddedPostgres({ dataDir, port, ownedRoot: home });
       try {
         expect(first.initialised).toBe(true);
-        expect((await lstat(dataDir)).isSymbolicLink()).toBe(true);
-        expect(await readlink(dataDir)).toMatch(new RegExp(`^${relocateTo}/pgdata-[0-9a-f]{16}$`));
+        // The data is a real directory in the home, not a link to somewhere else.
+        expect((await lstat(dataDir)).isDirectory()).toBe(true);
+        expect(existsSync(join(dataDir, 'PG_VERSION'))).toBe(true);
+        // Only the postgres user was let through the closed directory; others still are not.
+        expect((await stat(closed)).mode & 0o007).toBe(0);
+        const { stdout } = await run('getfacl', ['-p', closed]);
+        expect(stdout).toMatch(/^user:postgres:--x$/m);
         expect(await selectOne(first.url)).toBe(1);
       } finally {
         await first.stop();
       }
-      const second = await startEmbeddedPostgres({ dataDir, port, ownedRoot: home, relocateTo });
+      const second = await startEmbeddedPostgres({ dataDir, port, ownedRoot: home });
       try {
         expect(second.initialised).toBe(false);
         expect(await selectOne(second.url)).toBe(1);

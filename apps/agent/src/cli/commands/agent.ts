@@ -68,7 +68,7 @@ export function registerAgent(program: Command): void {
           bandwidthOnly: opts.bandwidthOnly,
           logger,
         },
-        settings: opts.settings === false ? false : parseListen(opts.settings),
+        settings: opts.settings === false ? false : parseListen(opts.settings, '--settings'),
         onDaemon: announce,
       });
       started.host = host;

@@ -24,6 +24,19 @@ interface ClusterOptions {
   port: string;
   agentBasePort: string;
   home: string;
+  governor: boolean;
+}
+
+/**
+ * Environment of the demo cluster's agents. They share one machine and one owner, so each one's
+ * governor would take the others' CPU and disk use for the owner's and throttle: by default the
+ * agents do not watch machine load (FREELOADER_IGNORE_LOAD=1; owner input, schedules and pauses
+ * still govern them). `--governor` turns load watching back on.
+ *
+ * @example agentGovernorEnv(false) // → { FREELOADER_IGNORE_LOAD: '1' }
+ */
+export function agentGovernorEnv(governor: boolean): NodeJS.ProcessEnv {
+  return { FREELOADER_IGNORE_LOAD: governor ? '0' : '1' };
 }
 
 /**
@@ -44,6 +57,12 @@ export function registerCluster(program: Command): void {
       '7411',
     )
     .option('--home <dir>', 'FreeLoader home for the cluster', freeloaderHome())
+    .option(
+      '--governor',
+      "let each agent's governor throttle on machine load (off by default: the agents share " +
+        'this machine and would throttle one another)',
+      false,
+    )
     .action(async (opts: ClusterOptions) => {
       const cluster = new LocalCluster(opts);
       // Signals are handled from the first moment: a Ctrl-C during startup must still stop the
@@ -103,7 +122,11 @@ class LocalCluster {
         hasConsole ? `  console:  ${url}/` : '  console:  not built (`npm run build` builds it)',
         `  API docs: ${url}/docs`,
         `  admin:    user "admin", password "${password}"`,
-        `  CLI:      FREELOADER_MANAGER=${url} freeloader ls`,
+        `  CLI:      FREELOADER_MANAGER=${url} npx freeloader ls`,
+        this.opts.governor
+          ? '  governor: agents throttle on machine load (--governor), also on one another'
+          : '  governor: load throttling off, so the agents on this one machine do not throttle ' +
+            'one another (--governor turns it on)',
         'Press Ctrl-C to stop.',
       ].join('\n'),
     );
@@ -138,6 +161,7 @@ class LocalCluster {
       this.agents.push(
         new SupervisedChild(name, args, {
           LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+          ...agentGovernorEnv(this.opts.governor),
           ...(token ? { FREELOADER_JOIN_TOKEN: token } : {}),
         }),
       );

@@ -12,4 +12,8 @@ describe('parseListen', () => {
   it.each(['7401', 'host:', ':80', 'h:99999', 'h:x'])('rejects %j', (text) =>
     expect(() => parseListen(text)).toThrow(/HOST:PORT/),
   );
+
+  it('names the option it parsed', () => {
+    expect(() => parseListen('7402', '--settings')).toThrow(/^--settings must be HOST:PORT/);
+  });
 });

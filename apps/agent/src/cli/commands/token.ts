@@ -1,5 +1,9 @@
 import type { Command } from 'commander';
-import { type JoinTokenCreated, type JoinTokenView } from '@freeloader/protocol';
+import {
+  DEFAULT_AGENT_PORT,
+  type JoinTokenCreated,
+  type JoinTokenView,
+} from '@freeloader/protocol';
 import { defaultManagerUrl } from '../paths.js';
 import { userClient } from '../session.js';
 import { parseDuration } from './duration.js';
@@ -25,7 +29,9 @@ export function registerToken(program: Command): void {
         console.log(created.token);
         console.error(
           `expires ${created.expiresAt}; ${created.maxUses} use(s). Enroll a donor with:\n` +
-            `  freeloader agent --manager ${client.baseUrl} --token ${created.token} --dir ~/.freeloader/agent --quota 20GiB`,
+            `  freeloader agent --manager ${client.baseUrl} --token ${created.token} --dir ~/.freeloader/agent --quota 20GiB --listen 0.0.0.0:${DEFAULT_AGENT_PORT}\n` +
+            '(--listen 0.0.0.0 serves morsels on every interface, so other machines can read them; ' +
+            'give one interface address, e.g. --listen 10.0.0.5:7401, to restrict it)',
         );
       } finally {
         await client.close();
