@@ -27,3 +27,4 @@ export * from './schemas/relocation.js';
 export * from './schemas/suffix-plan.js';
 export * from './schemas/prefix.js';
 export * from './schemas/throttle.js';
+export * from './throttle-summary.js';

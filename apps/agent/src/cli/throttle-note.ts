@@ -1,28 +1,12 @@
-import { formatSize, isThrottled } from '@freeloader/protocol';
+import {
+  donorReasons,
+  formatSize,
+  isThrottled,
+  summarizeThrottle,
+  type DonorThrottle,
+} from '@freeloader/protocol';
 
-/** A donor's serving governor as the manager reports it (map donors, transfer rows). */
-export interface DonorThrottle {
-  throttle?: string | undefined;
-  throttleReasons?: readonly string[] | undefined;
-  /** Bytes/s; 0 or absent = unlimited. */
-  rateCap?: number | undefined;
-}
-
-/** Words for a throttled state when an older agent sent no reasons. */
-const STATE_WORDS: Record<string, string> = {
-  active: 'owner active',
-  contended: 'machine busy',
-  paused: 'paused',
-};
-
-/** Why one donor is throttled, in a few words ('cpu 0.93 > 0.75, schedule'). */
-export function donorReasons(d: DonorThrottle): string {
-  if (d.throttleReasons?.length) return d.throttleReasons.join(', ');
-  return STATE_WORDS[d.throttle ?? ''] ?? d.throttle ?? 'throttled';
-}
-
-/** What a reason is about, without its numbers: 'cpu 0.93 > 0.75' and 'cpu 0.97 > 0.75' agree. */
-const kindOf = (reason: string): string => reason.replace(/[\d.]+/g, '#');
+export type { DonorThrottle };
 
 /**
  * One short note for a progress line about the donors doing the work: how many are throttled
@@ -34,27 +18,14 @@ const kindOf = (reason: string): string => reason.replace(/[\d.]+/g, '#');
  *   // → '1 of 4 donors throttled (cpu 0.93 > 0.75)'
  */
 export function throttleNote(donors: readonly DonorThrottle[], max = 60): string {
-  const throttled = donors.filter((d) => isThrottled(d.throttle));
-  if (throttled.length === 0) return '';
-  // Commonest kind of reason first; its first wording stands for it.
-  const kinds = new Map<string, { text: string; count: number }>();
-  for (const d of throttled) {
-    const reasons = d.throttleReasons?.length ? d.throttleReasons : [donorReasons(d)];
-    for (const r of reasons) {
-      const k = kinds.get(kindOf(r)) ?? { text: r, count: 0 };
-      k.count++;
-      kinds.set(kindOf(r), k);
-    }
-  }
-  const ranked = [...kinds.values()].sort((a, b) => b.count - a.count);
+  const sum = summarizeThrottle(donors);
+  if (!sum) return '';
   const head =
-    donors.length === 1
-      ? 'donor throttled'
-      : `${throttled.length} of ${donors.length} donors throttled`;
-  const more = ranked.length > 1 ? ` +${ranked.length - 1} more` : '';
-  const full = `${head} (${ranked[0]!.text}${more})`;
+    sum.total === 1 ? 'donor throttled' : `${sum.throttled} of ${sum.total} donors throttled`;
+  const more = sum.others > 0 ? ` +${sum.others} more` : '';
+  const full = `${head} (${sum.reason}${more})`;
   if (full.length <= max) return full;
-  const short = `${head} (${ranked[0]!.text})`;
+  const short = `${head} (${sum.reason})`;
   return short.length <= max ? short : cut(short, max);
 }
 

@@ -5,7 +5,8 @@ import { MAX_THROTTLE_REASON_LENGTH, MAX_THROTTLE_REASONS } from '../limits.js';
 import { AgentView, Heartbeat } from './agents.js';
 import { DonorEndpoint } from './datasets.js';
 import { TransferView } from './transfers.js';
-import { clampThrottleReasons, isThrottled } from './throttle.js';
+import { clampThrottleReasons } from './throttle.js';
+import { isThrottled } from '../throttle-summary.js';
 
 const uuid = '3f1c2b9e-8a7d-4c6b-9e5f-1a2b3c4d5e6f';
 const now = '2026-03-02T10:00:00.000Z';

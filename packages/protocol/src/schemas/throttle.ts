@@ -10,18 +10,6 @@ export const ThrottleReasons = Type.Array(Type.String({ maxLength: MAX_THROTTLE_
 });
 export type ThrottleReasons = Static<typeof ThrottleReasons>;
 
-/** Governor states that slow a donor down below what it could serve. */
-const THROTTLED_STATES: ReadonlySet<string> = new Set(['active', 'contended', 'paused']);
-
-/**
- * Is a donor in this governor state held back (owner active, machine busy, or paused)?
- *
- * @example isThrottled('contended') // → true;  isThrottled('idle') // → false
- */
-export function isThrottled(state: string | null | undefined): boolean {
-  return state != null && THROTTLED_STATES.has(state);
-}
-
 /**
  * Reasons cut to the protocol's bounds (count and length), so a sender never has a heartbeat
  * refused over a long reason.
