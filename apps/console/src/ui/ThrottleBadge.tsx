@@ -35,7 +35,8 @@ export function ThrottleBadge({ d, quiet = false }: { d: DonorThrottle; quiet?: 
   const label = `throttled: ${d.throttle}${capText(d)}: ${why}`;
   return (
     <Group gap={6} wrap="nowrap" aria-label={label} title={label} data-testid="throttle">
-      <Badge color={COLORS[d.throttle!] ?? 'orange'} variant="light" radius="sm">
+      {/* The state never shrinks away in a narrow cell; the reason is cut first (title has all). */}
+      <Badge color={COLORS[d.throttle!] ?? 'orange'} variant="light" radius="sm" flex="none">
         {d.throttle}
       </Badge>
       <Text size="xs" c="dimmed" truncate maw={220}>
