@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ProgressBar } from './progress-bar.js';
 import { appendNote, throttleNote, throttleReport, type DonorThrottle } from './throttle-note.js';
 
 const idle: DonorThrottle = { throttle: 'idle', throttleReasons: [] };
@@ -87,5 +88,23 @@ describe('throttleReport', () => {
         '  10.0.0.9:7401        contended, no cap: machine busy',
       ].join('\n'),
     );
+  });
+});
+
+describe('the progress line', () => {
+  it('a bar on a terminal says why after its figures, within the width', () => {
+    const written: string[] = [];
+    const tty = { isTTY: true, columns: 120, write: (s: string) => written.push(s) };
+    const bar = new ProgressBar(200, 'x.bin', tty as unknown as NodeJS.WriteStream);
+    bar.setNote(throttleNote([cpu('0.93'), cpu('0.97'), cpu('0.91'), idle]));
+    bar.update(100, 1.5e6, true);
+    const line = written
+      .at(-1)!
+      .replace(/^\r/, '')
+      .replace(/\x1b\[K$/, '');
+    expect(line).toMatch(
+      /^x\.bin {2}\[#+·+\].*MB\/s.* {2}3 of 4 donors throttled \(cpu 0\.93 > 0\.75\)$/,
+    );
+    expect(line.length).toBeLessThan(120);
   });
 });
