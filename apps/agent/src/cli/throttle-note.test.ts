@@ -98,10 +98,10 @@ describe('the progress line', () => {
     const bar = new ProgressBar(200, 'x.bin', tty as unknown as NodeJS.WriteStream);
     bar.setNote(throttleNote([cpu('0.93'), cpu('0.97'), cpu('0.91'), idle]));
     bar.update(100, 1.5e6, true);
-    const line = written
-      .at(-1)!
-      .replace(/^\r/, '')
-      .replace(/\x1b\[K$/, '');
+    const raw = written.at(-1)!;
+    // Carriage return first, erase-to-end-of-line last.
+    expect(raw.startsWith('\r') && raw.endsWith('\u001b[K')).toBe(true);
+    const line = raw.slice(1, -3);
     expect(line).toMatch(
       /^x\.bin {2}\[#+·+\].*MB\/s.* {2}3 of 4 donors throttled \(cpu 0\.93 > 0\.75\)$/,
     );
