@@ -26,3 +26,5 @@ export * from './schemas/console.js';
 export * from './schemas/relocation.js';
 export * from './schemas/suffix-plan.js';
 export * from './schemas/prefix.js';
+export * from './schemas/throttle.js';
+export * from './throttle-summary.js';

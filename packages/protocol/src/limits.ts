@@ -40,6 +40,11 @@ export const STALE_AFTER_MS = 15_000;
 /** Silence after which an agent is dead (milliseconds). */
 export const DEAD_AFTER_MS = 120_000;
 
+/** Most reasons a donor reports for its serving throttle ('owner active', 'cpu 0.93 > 0.75', …). */
+export const MAX_THROTTLE_REASONS = 8;
+/** Longest single throttle reason (characters); longer ones are cut by the sender. */
+export const MAX_THROTTLE_REASON_LENGTH = 80;
+
 /** Lifetime of a read/write capability the manager signs for morsel access (seconds). */
 export const CAPABILITY_TTL_S = 15 * 60;
 /** Clock skew tolerated when agents check a capability's expiry (seconds). */

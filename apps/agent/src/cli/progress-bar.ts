@@ -1,4 +1,5 @@
 import { formatSize } from '@freeloader/protocol';
+import { appendNote } from './throttle-note.js';
 
 /** Redraw at most this often (milliseconds): a terminal cannot show more, and it costs CPU. */
 const REDRAW_MS = 100;
@@ -23,15 +24,20 @@ export class ProgressBar {
   }
 
   private readonly stream: NodeJS.WriteStream;
+  /** Said after the bar, e.g. why it is slow ('3 of 4 donors throttled (cpu 0.93 > 0.75)'). */
+  private note = '';
+
+  setNote(note: string): void {
+    this.note = note;
+  }
 
   update(done: number, rateBytesPerS?: number, force = false): void {
     if (!this.enabled) return;
     const now = performance.now();
     if (!force && now - this.lastDraw < REDRAW_MS) return;
     this.lastDraw = now;
-    this.stream.write(
-      `\r${renderBar(done, this.total, rateBytesPerS ?? this.averageRate(done), this.label)}\x1b[K`,
-    );
+    const bar = renderBar(done, this.total, rateBytesPerS ?? this.averageRate(done), this.label);
+    this.stream.write(`\r${appendNote(bar, this.note, this.stream.columns)}\x1b[K`);
   }
 
   done(): void {

@@ -18,6 +18,8 @@ export interface GetOptions {
    */
   sink: Writable | FileHandle;
   onProgress?: (doneBytes: number, totalBytes: number) => void;
+  /** The map the read uses, once it arrived (its donors say which are throttled, and why). */
+  onMap?: (map: DatasetMap) => void;
   onDonorFailure?: (donorId: string, error: FreeLoaderError) => void;
   /** Morsels buffered or in flight for stream output (default: `reader.defaultWindow()`). */
   window?: number;
@@ -50,6 +52,7 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
     await hashes.close();
     throw e;
   }
+  opts.onMap?.(map);
   const fallback = sourceFallback(map);
   let donorFailures = 0;
   const failed: { donor: string; error: string }[] = [];

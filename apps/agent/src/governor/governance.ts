@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import { FreeLoaderError, type Heartbeat } from '@freeloader/protocol';
+import { FreeLoaderError, clampThrottleReasons, type Heartbeat } from '@freeloader/protocol';
 import { Governor, SYSTEM_CLOCK, type GovernorClock, type GovernorDecision } from './governor.js';
 import { mergeSettings, type GovernorSettings } from './governor-settings.js';
 import { loadGovernorFile, saveGovernorFile, type GovernorFile } from './governor-file.js';
@@ -143,10 +143,11 @@ export class Governance {
   }
 
   /** The governor's part of a heartbeat. */
-  heartbeatFields(): Pick<Heartbeat, 'throttle' | 'rateCap' | 'cpuLoad'> {
+  heartbeatFields(): Pick<Heartbeat, 'throttle' | 'throttleReasons' | 'rateCap' | 'cpuLoad'> {
     const d = this.governor.decision;
     return {
       throttle: d.state,
+      throttleReasons: clampThrottleReasons(d.reasons),
       ...(d.capBps > 0 ? { rateCap: Number.isFinite(d.capBps) ? Math.round(d.capBps) : 0 } : {}),
       ...(this.figures?.cpu != null ? { cpuLoad: this.figures.cpu } : {}),
     };

@@ -106,6 +106,28 @@ describe('Governor', () => {
     expect(caps).toHaveLength(13);
   });
 
+  it('a throttled state always says why: a cap probing back up names the contention that cut it', () => {
+    const clock = testClock();
+    const g = new Governor(settings(), clock);
+    expect(g.update(busyCpu)).toMatchObject({ state: 'contended', reasons: ['cpu 0.95 > 0.75'] });
+    clock.advance(1_000);
+    const recovering = g.update(quiet);
+    expect(recovering.state).toBe('contended');
+    expect(recovering.capBps).toBeLessThan(50 * MiB);
+    expect(recovering.reasons).toEqual(['recovering after cpu 0.95 > 0.75']);
+    // Released: idle again, nothing to explain.
+    for (let i = 0; i < 100 && g.decision.state === 'contended'; i++) {
+      clock.advance(1_000);
+      g.update(quiet);
+    }
+    expect(g.decision).toMatchObject({ state: 'idle', reasons: [] });
+    // Every state that holds serving back has a reason.
+    clock.advance(1_000);
+    expect(g.update({ ...quiet, ownerIdleMs: 0 }).reasons).toEqual(['owner active']);
+    g.setPause(pauseFor('1h', clock.wall()));
+    expect(g.update(quiet).reasons).toEqual(['paused by the owner']);
+  });
+
   it('new settings drop a contention cut made under the old thresholds', () => {
     const clock = testClock();
     const g = new Governor(settings(), clock);

@@ -67,6 +67,8 @@ export class Governor {
   private aimdCap = Infinity;
   private lastDecrease = -Infinity;
   private lastProbe = -Infinity;
+  /** The contention that last cut the cap: still the reason while the cap probes back up. */
+  private lastContention: string[] = [];
   private current: GovernorDecision = { state: 'unknown', capBps: Infinity, reasons: [] };
 
   constructor(
@@ -89,6 +91,7 @@ export class Governor {
   setSettings(settings: GovernorSettings): void {
     this.settings = settings;
     this.aimdCap = Infinity;
+    this.lastContention = [];
   }
 
   setPause(pause: Pause | null): void {
@@ -112,7 +115,13 @@ export class Governor {
     // The cap bounds everything the agent moves (served, pushed and pulled), so cut from that.
     this.stepAimd(contention.length > 0, base, sample.servedBps + sample.receivedBps);
 
-    const reasons = [...contention];
+    if (contention.length > 0) this.lastContention = contention;
+    // A cap still below its base after contention ended is that contention's doing: say so,
+    // rather than report a throttled state with no reason.
+    const reasons =
+      contention.length > 0 || this.aimdCap === Infinity
+        ? [...contention]
+        : this.lastContention.map((r) => `recovering after ${r}`);
     if (active) reasons.unshift('owner active');
     if (scheduled !== undefined) reasons.push('schedule');
     const state: ThrottleState = active

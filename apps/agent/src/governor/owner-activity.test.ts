@@ -126,6 +126,10 @@ describe('owner activity', () => {
       (await c.tm.agents()).find((a) => a.throttle === 'active'),
     );
     expect(view.rateCap).toBe(ACTIVE_CAP);
+    // …and why, in the donor list and in the map a reader gets.
+    expect(view.throttleReasons).toEqual(['owner active']);
+    const donor = (await fetchMap(c.tm.admin, 'gov/data.bin')).donors[0]!;
+    expect(donor).toMatchObject({ throttle: 'active', throttleReasons: ['owner active'] });
   }, 240_000);
 
   it('a paused donor refuses reads at once; resuming serves again', async () => {

@@ -5,6 +5,7 @@ import { useRevokeAgent } from '../api/queries';
 import { formatAgo, formatBytes, formatRate } from '../format';
 import { EmptyState, ErrorAlert } from '../ui/feedback';
 import { StateBadge } from '../ui/StateBadge';
+import { ThrottleBadge } from '../ui/ThrottleBadge';
 import { MeasuredRates, ObservedRate } from './MeasuredRates';
 import { useDonorRates } from './queries';
 
@@ -96,7 +97,9 @@ export function DonorTable({ agents }: { agents: readonly AgentView[] }) {
                   <Table.Td style={{ whiteSpace: 'nowrap' }}>
                     <ObservedRate r={observed?.get(a.id)} />
                   </Table.Td>
-                  <Table.Td>{a.throttle ?? 'unknown'}</Table.Td>
+                  <Table.Td>
+                    <ThrottleBadge d={a} />
+                  </Table.Td>
                   <Table.Td style={{ whiteSpace: 'nowrap' }}>
                     {formatAgo(a.lastHeartbeatAgoMs)}
                   </Table.Td>

@@ -4,6 +4,7 @@ import type { TransferView } from '@freeloader/protocol';
 import { formatBytes, formatEta, formatPercent, formatRate, formatSince } from '../format';
 import { EmptyState } from '../ui/feedback';
 import { StateBadge } from '../ui/StateBadge';
+import { ThrottleBadge, ThrottleSummaryBadge } from '../ui/ThrottleBadge';
 import { fractionDone, groupTransfers, type TransferGroup } from './group';
 
 export interface TransferListProps {
@@ -40,7 +41,9 @@ function Breakdown({
         {jobs.map((j) => (
           <Table.Tr key={j.jobId}>
             <Table.Td>{(j.agentId && donorNames[j.agentId]) ?? shortId(j.agentId)}</Table.Td>
-            <Table.Td>{j.state}</Table.Td>
+            <Table.Td>
+              {j.state} <ThrottleBadge d={j} quiet />
+            </Table.Td>
             <Table.Td>
               <Progress
                 size="sm"
@@ -86,6 +89,7 @@ function TransferCard({
             <Text fw={600}>{title}</Text>
           )}
           <StateBadge state={g.state} />
+          <ThrottleSummaryBadge donors={g.jobs.filter((j) => j.state === 'running')} />
         </Group>
         <Text size="xs" c="dimmed" style={{ whiteSpace: 'nowrap' }}>
           updated {formatSince(g.updatedAt)}

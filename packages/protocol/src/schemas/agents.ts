@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Bytes, Timestamp, Uuid } from './common.js';
 import { AgentDiagnostics } from './diagnostics.js';
+import { ThrottleReasons } from './throttle.js';
 
 export const AgentState = Type.Union([
   Type.Literal('live'),
@@ -31,6 +32,8 @@ export const Heartbeat = Type.Object({
   throttle: Type.Optional(ThrottleState),
   /** Effective serving cap in bytes/s (0 = unlimited). */
   rateCap: Type.Optional(Type.Number({ minimum: 0 })),
+  /** Why the governor is in `throttle` ('owner active', 'cpu 0.93 > 0.75', …); absent from old agents. */
+  throttleReasons: Type.Optional(ThrottleReasons),
   /** The agent's morsel service URL (it may change across restarts). */
   url: Type.Optional(Type.String({ maxLength: 512 })),
   version: Type.Optional(Type.String({ maxLength: 64 })),
@@ -60,6 +63,8 @@ export const AgentView = Type.Object({
   throttle: Type.Optional(ThrottleState),
   /** Effective serving cap in bytes/s from the last heartbeat (0 = unlimited). */
   rateCap: Type.Optional(Type.Number({ minimum: 0 })),
+  /** Why, from the last heartbeat (see {@link Heartbeat}). */
+  throttleReasons: Type.Optional(ThrottleReasons),
   /** Disk and network rates the agent measured when it joined. */
   diagnostics: Type.Optional(AgentDiagnostics),
   /** Milliseconds since the last heartbeat (null when never seen since the manager started). */

@@ -3,6 +3,7 @@ import { MAX_MORSEL_SIZE, MIN_MORSEL_SIZE } from '../limits.js';
 import { Bytes, NamespacePath, Timestamp, Uri, Uuid } from './common.js';
 import { PlacementPolicy } from './placement-policy.js';
 import { SuffixPlan } from './suffix-plan.js';
+import { ThrottleReasons } from './throttle.js';
 
 export const DatasetState = Type.Union([
   Type.Literal('importing'),
@@ -69,6 +70,10 @@ export const DonorEndpoint = Type.Object({
   usable: Type.Optional(Type.Boolean()),
   /** The donor's serving governor (absent: unthrottled or unknown); readers prefer idle ones. */
   throttle: Type.Optional(Type.String()),
+  /** Why it is throttled, from its last heartbeat ('cpu 0.93 > 0.75', …). */
+  throttleReasons: Type.Optional(ThrottleReasons),
+  /** Its serving cap in bytes/s from the last heartbeat (0 = unlimited). */
+  rateCap: Type.Optional(Type.Number({ minimum: 0 })),
   /** Predicted delivery rate to the reading client (bytes/s) from rate history, when known. */
   rate: Type.Optional(Type.Number({ minimum: 0 })),
 });

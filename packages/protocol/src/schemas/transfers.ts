@@ -1,6 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Bytes, Timestamp, Uuid } from './common.js';
+import { ThrottleState } from './agents.js';
 import { JobKind, JobState } from './jobs.js';
+import { ThrottleReasons } from './throttle.js';
 
 /** One job seen as a progress row (`GET /api/v1/transfers`). */
 export const TransferView = Type.Object({
@@ -16,6 +18,15 @@ export const TransferView = Type.Object({
   /** Seconds left at the current rate; null when not running or no rate yet. */
   etaSeconds: Type.Union([Type.Number(), Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()]),
+  /**
+   * The serving governor of the agent running the job, from its last heartbeat (running jobs
+   * only): a throttled donor moves its import bytes at `rateCap` too.
+   */
+  throttle: Type.Optional(ThrottleState),
+  /** Why ('cpu 0.93 > 0.75', …). */
+  throttleReasons: Type.Optional(ThrottleReasons),
+  /** Its cap in bytes/s (0 = unlimited). */
+  rateCap: Type.Optional(Type.Number({ minimum: 0 })),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

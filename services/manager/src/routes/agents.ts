@@ -16,11 +16,11 @@ import { requireAgent, requireUser } from '../auth/guards.js';
 import type { AgentRecord } from '../repositories/agents.js';
 import { saveDiagnostics } from '../repositories/diagnostics.js';
 import type { SoftState } from '../soft-state.js';
+import { throttleFields } from '../throttle-view.js';
 
 /** An agent as the console sees it: database facts merged with in-memory soft state. */
 export function agentView(a: AgentRecord, soft: SoftState): AgentView {
   const hb = soft.heartbeatOf(a.id);
-  const throttle = hb?.throttle ?? a.throttle ?? undefined;
   return {
     id: a.id,
     name: a.name,
@@ -32,8 +32,7 @@ export function agentView(a: AgentRecord, soft: SoftState): AgentView {
     freeBytes: hb?.freeBytes ?? a.freeBytes,
     reservedBytes: a.reservedBytes,
     servingRate: hb?.servingRate ?? a.servingRate,
-    ...(throttle ? { throttle: throttle as AgentView['throttle'] } : {}),
-    ...(hb?.rateCap !== undefined ? { rateCap: hb.rateCap } : {}),
+    ...throttleFields(hb, a.throttle),
     ...(hb?.diagnostics ? { diagnostics: hb.diagnostics } : {}),
     lastHeartbeatAgoMs: soft.lastSeenAgoMs(a.id),
     enrolledAt: a.enrolledAt.toISOString(),

@@ -14,6 +14,7 @@ import {
 import { principalOf, requireUser, requireUserOrAgent } from '../auth/guards.js';
 import { deleteDataset } from '../dataset-lifecycle.js';
 import { donorSpeeds } from '../imports/rate-estimates.js';
+import { throttleFields } from '../throttle-view.js';
 
 /** Dataset views, the read map (extents, donors, hashes, capability) and deletion. */
 const datasets: FastifyPluginAsyncTypebox = async (app) => {
@@ -83,13 +84,12 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
         const state: AgentState = a.revokedAt ? 'revoked' : app.softState.stateOf(a.id);
         const hb = app.softState.heartbeatOf(a.id);
         const url = hb?.url ?? a.url;
-        const throttle = hb?.throttle ?? a.throttle ?? undefined;
         return {
           id: a.id,
           url,
           state,
           usable: state === 'live',
-          ...(throttle ? { throttle } : {}),
+          ...throttleFields(hb, a.throttle),
           ...(rates.has(a.id) ? { rate: rates.get(a.id)!.rate } : {}),
         };
       });

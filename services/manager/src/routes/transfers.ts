@@ -2,6 +2,20 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorBodySchema as E, TransferQuery, TransferView } from '@freeloader/protocol';
 import { requireUser } from '../auth/guards.js';
+import type { SoftState } from '../soft-state.js';
+import { throttleFields } from '../throttle-view.js';
+
+/**
+ * Running jobs with their agent's serving governor: an import slowed by a busy donor says so
+ * where the user waits (CLI progress line, console transfer cards).
+ */
+function withThrottle(rows: TransferView[], soft: SoftState): TransferView[] {
+  return rows.map((t) =>
+    t.state === 'running' && t.agentId
+      ? { ...t, ...throttleFields(soft.heartbeatOf(t.agentId)) }
+      : t,
+  );
+}
 
 /** Jobs as progress rows, most recently active first. */
 const transfers: FastifyPluginAsyncTypebox = async (app) => {
@@ -16,7 +30,7 @@ const transfers: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.Array(TransferView), 400: E, 401: E, 500: E },
       },
     },
-    async (req) => app.jobsRepo.transfers(req.query),
+    async (req) => withThrottle(await app.jobsRepo.transfers(req.query), app.softState),
   );
 };
 export default transfers;

@@ -6,6 +6,7 @@ import { getDataset } from '../../client/get-dataset.js';
 import { defaultManagerUrl } from '../paths.js';
 import { ProgressBar } from '../progress-bar.js';
 import { userClient } from '../session.js';
+import { throttleNote, throttleReport } from '../throttle-note.js';
 
 export function registerGet(program: Command): void {
   program
@@ -30,14 +31,17 @@ export function registerGet(program: Command): void {
         // A file is written at offsets as morsels arrive; stdout needs them in order.
         const file: FileHandle | null = target === '-' ? null : await open(target, 'w');
         let bar: ProgressBar | undefined;
+        let why = '';
         try {
           const summary = await getDataset({
             manager: client,
             dataset,
             sink: file ?? process.stdout,
             ...(opts.window ? { window: Number(opts.window) } : {}),
+            onMap: (map) => (why = throttleNote(map.donors.filter((d) => d.usable !== false))),
             onProgress: (done, total) => {
               bar ??= new ProgressBar(total, dataset.split('/').pop());
+              bar.setNote(why);
               bar.update(done);
             },
             onDonorFailure: (donor, err) =>
@@ -61,6 +65,10 @@ export function registerGet(program: Command): void {
                 `(user ${user.toFixed(2)}, system ${system.toFixed(2)})`,
             );
             console.error(donorTable(summary.map, summary.donors));
+            const throttled = throttleReport(
+              summary.map.donors.map((d) => ({ ...d, name: hostOf(d.url) })),
+            );
+            if (throttled) console.error(throttled);
           }
         } finally {
           await file?.close().catch(() => undefined);
@@ -72,7 +80,7 @@ export function registerGet(program: Command): void {
 
 /** One line per donor, slowest last: address, MB delivered, seconds busy, MB/s while busy. */
 function donorTable(map: DatasetMap, donors: Map<string, DonorRate>): string {
-  const names = new Map(map.donors.map((d) => [d.id, d.url.replace(/^https?:\/\//, '')]));
+  const names = new Map(map.donors.map((d) => [d.id, hostOf(d.url)]));
   const rows = [...donors]
     .map(([id, r]) => ({ name: names.get(id) ?? id, ...r }))
     .sort((a, b) => a.busyMs - b.busyMs)
@@ -84,3 +92,5 @@ function donorTable(map: DatasetMap, donors: Map<string, DonorRate>): string {
     );
   return ['donor                   delivered     busy     rate', ...rows].join('\n');
 }
+
+const hostOf = (url: string): string => url.replace(/^https?:\/\//, '');

@@ -11,6 +11,7 @@ import type { ManagerClient } from '../../manager-client.js';
 import { defaultManagerUrl } from '../paths.js';
 import { ProgressBar } from '../progress-bar.js';
 import { userClient } from '../session.js';
+import { throttleNote, type DonorThrottle } from '../throttle-note.js';
 import { describePlacement, policyFields, type PolicyOptions } from './import-policy.js';
 
 interface ImportResult {
@@ -19,7 +20,8 @@ interface ImportResult {
   plan?: ImportResponse['plan'];
 }
 
-interface TransferRow {
+interface TransferRow extends DonorThrottle {
+  agentId: string | null;
   datasetId: string | null;
   state: string;
   doneBytes: number;
@@ -99,6 +101,7 @@ export async function waitForImport(
     ]);
     const done = rows.reduce((s, r) => s + r.doneBytes, 0);
     const rate = rows.filter((r) => r.state === 'running').reduce((s, r) => s + r.rate, 0);
+    bar.setNote(throttleNote(runningDonors(rows)));
     bar.update(Math.min(done, dataset.sizeBytes), rate || undefined);
     if (view.state === 'ready') {
       bar.update(dataset.sizeBytes, undefined, true);
@@ -115,4 +118,11 @@ export async function waitForImport(
     }
     await new Promise((r) => setTimeout(r, 300));
   }
+}
+
+/** The agents running this import's jobs, once each (an agent may run several). */
+function runningDonors(rows: readonly TransferRow[]): TransferRow[] {
+  const byAgent = new Map<string, TransferRow>();
+  for (const r of rows) if (r.state === 'running' && r.agentId) byAgent.set(r.agentId, r);
+  return [...byAgent.values()];
 }
