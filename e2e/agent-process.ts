@@ -85,7 +85,7 @@ export async function startSettingsAgent(o: {
   let stderr = '';
   child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
   const link = (): string | undefined => /^settings at (\S+)$/m.exec(stderr)?.[1];
-  await expect.poll(link, { timeout: 20_000 }).toBeTruthy();
+  await expect.poll(link, { timeout: 60_000 }).toBeTruthy();
   return {
     process: child,
     dir,

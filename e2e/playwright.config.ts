@@ -15,7 +15,7 @@ export default defineConfig({
   // Upper bounds for a busy 2-core CI machine (load average 10+), not targets: every wait ends
   // as soon as its condition holds.
   timeout: 180_000,
-  expect: { timeout: 30_000 },
+  expect: { timeout: 60_000 },
   reporter: process.env.CI ? 'list' : [['list']],
   use: {
     headless: true,

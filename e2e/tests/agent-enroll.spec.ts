@@ -87,7 +87,7 @@ test('a good URL and token enroll the daemon; the page shows the normal settings
     note: 'enroll e2e',
   });
   await submitEnrollment(MANAGER, token);
-  await expect(page.getByText('enroll-e2e · online')).toBeVisible({ timeout: 20_000 });
+  await expect(page.getByText('enroll-e2e · online')).toBeVisible({ timeout: 60_000 });
   await expect(page.getByTestId('governor-state')).toHaveText('Serving');
   await expect(page.getByRole('button', { name: 'Save space' })).toBeVisible();
   await expect(page.getByText('0 B stored of 16 MiB donated')).toBeVisible();

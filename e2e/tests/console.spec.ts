@@ -132,7 +132,7 @@ test('donors: three live donors; a join token comes with its enrollment command'
   for (const name of ['donor-1', 'donor-2', 'donor-3']) {
     const row = table.getByRole('row').filter({ hasText: name });
     await expect(row.getByTestId('disk-read-rate')).toHaveText(/^disk \d+(\.\d+)? MB\/s/, {
-      timeout: 30_000,
+      timeout: 60_000,
     });
     await expect(row.getByTestId('network-rate')).toHaveText(
       /^net ↓ \d+(\.\d+)? MB\/s ↑ \d+(\.\d+)? MB\/s$/,

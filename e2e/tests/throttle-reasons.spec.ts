@@ -35,7 +35,7 @@ test.beforeAll(async ({ browser }) => {
     // Machine load is what this spec is about: the agent watches the real one.
     env: { FREELOADER_JOIN_TOKEN: token, FREELOADER_IGNORE_LOAD: undefined },
   });
-  await expect.poll(() => agent.agentId(), { timeout: 30_000 }).toBeTruthy();
+  await expect.poll(() => agent.agentId(), { timeout: 60_000 }).toBeTruthy();
   agentId = agent.agentId()!;
   page = await browser.newPage();
 });
@@ -58,7 +58,7 @@ test('the settings page says why the donor is throttled', async () => {
   });
   expect(res.status()).toBe(200);
   await expect(page.getByTestId('governor-state')).toHaveText('Throttled: this computer is busy', {
-    timeout: 20_000,
+    timeout: 60_000,
   });
   await expect(page.getByLabel('Why')).toHaveText(MEMORY_REASON);
   await expect(page.getByLabel('Why')).not.toHaveText('—');
@@ -73,7 +73,7 @@ test('the manager and the console donor table show the same reason', async () =>
         const list = await api<Array<{ id: string; throttleReasons?: string[] }>>('GET', '/agents');
         return list.find((a) => a.id === agentId)?.throttleReasons?.join(', ') ?? '';
       },
-      { timeout: 30_000 },
+      { timeout: 60_000 },
     )
     .toMatch(MEMORY_REASON);
 
@@ -89,7 +89,7 @@ test('the manager and the console donor table show the same reason', async () =>
     .filter({ hasText: 'throttle-e2e' });
   const badge = row.getByTestId('throttle');
   // The console polls the donor list: allow it a few rounds.
-  await expect(badge).toContainText('contended', { timeout: 30_000 });
+  await expect(badge).toContainText('contended', { timeout: 60_000 });
   await expect(badge).toContainText(MEMORY_REASON);
   await expect(badge).toHaveAttribute(
     'aria-label',

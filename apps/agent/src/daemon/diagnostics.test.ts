@@ -1,4 +1,7 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -41,6 +44,65 @@ describe('join diagnostics', () => {
     expect(d.heartbeatFields()).toEqual({});
     d.ensure();
     await expect.poll(() => d.heartbeatFields()).toEqual({ diagnostics: saved });
+  });
+
+  it('tries a failed network probe again, and measures again a part saved as not measured', async () => {
+    // A stand-in for the manager's two probe routes whose first download answer is a 503 (as a
+    // manager too busy to answer in the probe window looks to the agent).
+    let downloads = 0;
+    const server: Server = createServer((req, res) => {
+      if (req.url?.startsWith('/api/v1/diagnostics/download')) {
+        if (++downloads === 1) return void res.writeHead(503).end();
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        const block = Buffer.alloc(64 * 1024);
+        const pump = () => {
+          while (res.write(block));
+        };
+        res.on('drain', pump);
+        pump();
+        req.socket.once('close', () => res.destroy());
+        return;
+      }
+      req.resume();
+      req.once('end', () => res.writeHead(200).end('{}'));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const sub = join(dir, 'retry');
+    await mkdir(sub);
+    await writeFile(
+      join(sub, 'diagnostics.json'),
+      JSON.stringify({
+        diskReadRate: 1,
+        downloadRate: null,
+        uploadRate: 3,
+        measuredAt: '2026-01-01T00:00:00.000Z',
+      }),
+    );
+    try {
+      const d = new JoinDiagnostics({
+        dir: sub,
+        managerUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        authorization: () => 'Bearer agent.a.c',
+        log,
+        enabled: true,
+      });
+      d.ensure();
+      await expect
+        .poll(() => d.heartbeatFields().diagnostics?.downloadRate ?? undefined, {
+          timeout: 60_000,
+        })
+        .toBeGreaterThan(0);
+      expect(downloads).toBeGreaterThanOrEqual(2);
+      const saved = JSON.parse(await readFile(join(sub, 'diagnostics.json'), 'utf8')) as {
+        downloadRate: number | null;
+      };
+      expect(saved.downloadRate).toBeGreaterThan(0);
+      d.stop();
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 
   it('does nothing when disabled', async () => {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { constants } from 'node:fs';
 import { open, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,6 +12,10 @@ import { timedDownload } from './download-probe.js';
 export const DISK_PROBE_BYTES = 32 * 1024 * 1024;
 /** How long each network probe runs at most (milliseconds). */
 export const NETWORK_PROBE_MS = 1_500;
+/** Tries per part of the diagnostic before it is reported as not measured. */
+const PROBE_ATTEMPTS = 3;
+/** Pause before the next try, times the tries so far (milliseconds). */
+const PROBE_RETRY_MS = 1_000;
 const CHUNK = 1024 * 1024;
 const FILE = 'diagnostics.json';
 
@@ -223,20 +228,31 @@ export class JoinDiagnostics {
       (t) => JSON.parse(t) as AgentDiagnostics,
       () => undefined,
     );
-    if (saved?.measuredAt) {
+    // A part that failed last time (null) is measured again: one bad moment at join time must
+    // not leave the manager without a rate forever.
+    const complete = (d: AgentDiagnostics) =>
+      d.diskReadRate !== null && d.downloadRate !== null && d.uploadRate !== null;
+    if (saved?.measuredAt && complete(saved)) {
       this.result = saved;
       return;
     }
     const auth = this.opts.authorization();
     if (!auth) throw new Error('not enrolled yet');
+    // Each part gets a few tries: on a busy machine (load average 10+ on 2 cores) the manager's
+    // answer can miss a 1.5 s probe window entirely ("got no data").
     const attempt = async <T>(what: string, f: () => Promise<T>): Promise<T | null> => {
-      this.abort.signal.throwIfAborted();
-      try {
-        return await f();
-      } catch (e) {
+      for (let i = 1; ; i++) {
         this.abort.signal.throwIfAborted();
-        this.opts.log.warn({ err: String(e) }, `join diagnostics: ${what} not measured`);
-        return null;
+        try {
+          return await f();
+        } catch (e) {
+          this.abort.signal.throwIfAborted();
+          if (i >= PROBE_ATTEMPTS) {
+            this.opts.log.warn({ err: String(e) }, `join diagnostics: ${what} not measured`);
+            return null;
+          }
+          await sleep(PROBE_RETRY_MS * i, undefined, { signal: this.abort.signal });
+        }
       }
     };
     const dispatcher = this.dispatcher;
