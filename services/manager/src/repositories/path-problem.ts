@@ -50,8 +50,9 @@ export function nameProblem(name: string): string | undefined {
 /** A value for an error message: control characters escaped, long values cut. */
 export function printable(value: string, max = 80): string {
   // eslint-disable-next-line no-control-regex
+  const control = /[\x00-\x1f]/g;
   const escaped = value.replace(
-    /[\x00-\x1f]/g,
+    control,
     (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`,
   );
   return escaped.length > max ? `${escaped.slice(0, max)}…` : escaped;
