@@ -1,8 +1,8 @@
-import { open, type FileHandle } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { formatSize, type DatasetMap } from '@freeloader/protocol';
 import type { DonorRate } from '../../client/dataset-reader.js';
 import { getDataset } from '../../client/get-dataset.js';
+import { OutputFile } from '../output-file.js';
 import { defaultManagerUrl } from '../paths.js';
 import { ProgressBar } from '../progress-bar.js';
 import { userClient } from '../session.js';
@@ -27,8 +27,10 @@ export function registerGet(program: Command): void {
       ) => {
         const client = await userClient(opts.manager);
         const target = opts.output ?? dataset.split('/').pop()!;
-        // A file is written at offsets as morsels arrive; stdout needs them in order.
-        const file: FileHandle | null = target === '-' ? null : await open(target, 'w');
+        // A file is written at offsets as morsels arrive; stdout needs them in order. The file
+        // is a temp one beside the target until the whole dataset is in (see OutputFile).
+        const out = target === '-' ? null : await OutputFile.open(target);
+        const file = out?.handle ?? null;
         let bar: ProgressBar | undefined;
         try {
           const summary = await getDataset({
@@ -45,6 +47,7 @@ export function registerGet(program: Command): void {
           });
           bar?.update(summary.bytes, undefined, true);
           bar?.done();
+          await out?.commit();
           const mbps = summary.bytes / 1e6 / Math.max(summary.seconds, 1e-6);
           console.error(
             `${formatSize(summary.bytes)} (${summary.bytes} bytes) in ${summary.seconds.toFixed(2)} s, ` +
@@ -63,7 +66,7 @@ export function registerGet(program: Command): void {
             console.error(donorTable(summary.map, summary.donors));
           }
         } finally {
-          await file?.close().catch(() => undefined);
+          await out?.discard();
           await client.close();
         }
       },
