@@ -45,7 +45,9 @@ test('a bad or unreachable URI is rejected with a visible error', async () => {
   const uri = page.getByRole('textbox', { name: /^Source URI/ });
   await uri.fill('gopher://example.org/data.bin');
   await page.getByRole('button', { name: 'Probe source' }).click();
-  await expect(page.getByText(/imports from http, https, file URIs, not gopher:/)).toBeVisible();
+  await expect(
+    page.getByText(/imports from http:\/\/ or https:\/\/ URIs, not gopher:/),
+  ).toBeVisible();
   await uri.fill('http://127.0.0.1:9/missing.bin');
   await page.getByRole('button', { name: 'Probe source' }).click();
   const alert = page.getByRole('alert');

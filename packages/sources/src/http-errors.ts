@@ -44,6 +44,25 @@ const TLS_CODES = new Set([
   'HOSTNAME_MISMATCH',
 ]);
 
+/**
+ * What OpenSSL reports when the bytes after our ClientHello are not a TLS record: the server
+ * answered in another protocol, almost always plain HTTP on an `https://` URI.
+ */
+const NOT_TLS = new Set(['ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG']);
+
+/**
+ * The reason in an OpenSSL error line, without the thread id, library, function and source file
+ * that Node puts around it (and the trailing newline that split CLI errors over two lines).
+ *
+ * @example
+ *   opensslReason('803C…:error:0A000086:SSL routines:tls_post_process_server_certificate:certificate verify failed:../ssl/statem/statem_clnt.c:1889:\n')
+ *   // 'certificate verify failed'
+ */
+export function opensslReason(message: string): string {
+  const m = /^[0-9A-F]+:error:[0-9A-F]+:[^:]*:[^:]*:([^:]+):/.exec(message);
+  return (m ? m[1]! : message).replace(/\s+/g, ' ').trim();
+}
+
 /** The first error in a cause/aggregate chain carrying a `code`. */
 function coded(err: unknown, depth = 0): (Error & { code: string }) | null {
   if (!(err instanceof Error) || depth > 5) return null;
@@ -77,10 +96,18 @@ export function mapTransportError(err: unknown, where: string, signal?: AbortSig
       err,
     );
   }
+  if (NOT_TLS.has(code)) {
+    return new FreeLoaderError(
+      'SOURCE_ERROR',
+      `${where}: the server did not answer TLS (is it plain http://?) (${code})`,
+      { code },
+      err,
+    );
+  }
   if (TLS_CODES.has(code) || code.startsWith('ERR_TLS_') || code.startsWith('ERR_SSL_')) {
     return new FreeLoaderError(
       'SOURCE_ERROR',
-      `${where}: TLS: ${message} (${code})`,
+      `${where}: TLS: ${opensslReason(message)} (${code})`,
       { code },
       err,
     );

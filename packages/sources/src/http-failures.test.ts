@@ -1,7 +1,9 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { FreeLoaderError } from '@freeloader/protocol';
 import { collect } from './exact-stream.js';
+import { opensslReason } from './http-errors.js';
 import { HttpSource } from './http-source.js';
 import type { SourceOptions } from './source.js';
 import { selfSignedCert } from './test-content.js';
@@ -152,6 +154,36 @@ describe('HttpSource failures', () => {
     expect(err.message).toContain('bob:***@');
     expect(err.message).not.toContain('s3cret');
   });
+});
+
+describe('https:// to a plain-HTTP port', () => {
+  it('fails in one line that says the server did not answer TLS', async () => {
+    const srv = await startTestServer({ size: 1000 });
+    const url = new URL(srv.url);
+    url.protocol = 'https:';
+    const src = new HttpSource(url);
+    cleanup.push(
+      () => src.close(),
+      () => srv.close(),
+    );
+    const err = (await src.probe().catch((e: unknown) => e)) as FreeLoaderError;
+    expect(err).toMatchObject({
+      code: 'SOURCE_ERROR',
+      message: `${url.href}: the server did not answer TLS (is it plain http://?) (ERR_SSL_WRONG_VERSION_NUMBER)`,
+      details: { code: 'ERR_SSL_WRONG_VERSION_NUMBER' },
+    });
+  });
+});
+
+describe('opensslReason', () => {
+  it.each([
+    [
+      '803CCA37B17F0000:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:../deps/openssl/openssl/ssl/record/ssl3_record.c:350:\n',
+      'wrong version number',
+    ],
+    ['self-signed certificate', 'self-signed certificate'],
+    ['two\nlines ', 'two lines'],
+  ])('%j → %j', (message, reason) => expect(opensslReason(message)).toBe(reason));
 });
 
 describe.skipIf(selfSignedCert() === null)('HttpSource over TLS', () => {

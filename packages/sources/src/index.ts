@@ -1,5 +1,12 @@
 export type { Source, SourceInfo, SourceOptions } from './source.js';
-export { BUILTIN_SCHEMES, parseSourceUri, redactUri, type ParseSourceUriOptions } from './uri.js';
+export {
+  ALLOW_FILE_URIS_ENV,
+  BUILTIN_SCHEMES,
+  fileUrisAllowed,
+  parseSourceUri,
+  redactUri,
+  type ParseSourceUriOptions,
+} from './uri.js';
 export { openSource, registerSourceScheme, sourceSchemes, type SourceFactory } from './registry.js';
 export { HttpSource } from './http-source.js';
 export { FileSource } from './file-source.js';

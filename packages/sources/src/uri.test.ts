@@ -20,7 +20,12 @@ describe('parseSourceUri', () => {
     ['http://', {}, 'BAD_URI', /not a valid URI/],
     ['file://otherhost/x', { allowFile: true }, 'BAD_URI', /remote host/],
     ['ftp://h/x', {}, 'UNSUPPORTED_SCHEME', /unsupported scheme "ftp"; supported: http, https$/],
-    ['file:///etc/passwd', {}, 'UNSUPPORTED_SCHEME', /file:\/\/ is not allowed/],
+    [
+      'file:///etc/passwd',
+      {},
+      'UNSUPPORTED_SCHEME',
+      /^file:\/\/ sources are off; an admin allows them by starting the manager and its agents with FREELOADER_ALLOW_FILE_URIS=true \(supported now: http, https\)$/,
+    ],
     ['sftp://h/x', { schemes: ['http', 'sftp'] }, null, null],
     ['gopher://h/x', { schemes: ['http', 'sftp'] }, 'UNSUPPORTED_SCHEME', /supported: http, sftp/],
   ])('%s → %s', (text, opts, code, message) => {

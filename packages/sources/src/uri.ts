@@ -3,6 +3,23 @@ import { FreeLoaderError, MAX_URI_LENGTH } from '@freeloader/protocol';
 /** Schemes FreeLoader reads out of the box (file only when allowed). */
 export const BUILTIN_SCHEMES = ['http', 'https', 'file'] as const;
 
+/**
+ * The environment variable an admin sets to `true` on the manager and on each agent to allow
+ * `file://` sources (off by default: a file URI reads the files of the machine that imports it).
+ */
+export const ALLOW_FILE_URIS_ENV = 'FREELOADER_ALLOW_FILE_URIS';
+
+/**
+ * Whether the environment allows `file://` sources: {@link ALLOW_FILE_URIS_ENV} set to 1, true,
+ * yes or on (any case). The agent reads it; the manager's config parses the same variable.
+ *
+ * @example fileUrisAllowed({ FREELOADER_ALLOW_FILE_URIS: 'true' }) === true
+ */
+export function fileUrisAllowed(env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = (env[ALLOW_FILE_URIS_ENV] ?? '').trim().toLowerCase();
+  return ['1', 'true', 'yes', 'on'].includes(value);
+}
+
 export interface ParseSourceUriOptions {
   /** Accept file:// URIs (default false). */
   allowFile?: boolean;
@@ -36,11 +53,18 @@ export function parseSourceUri(text: string, options: ParseSourceUriOptions = {}
     throw new FreeLoaderError('BAD_URI', `not a valid URI: ${redactUri(text)}`);
   }
   const scheme = url.protocol.slice(0, -1);
-  if (!schemes.includes(scheme)) {
-    const why = scheme === 'file' ? ' (file:// is not allowed here)' : '';
+  if (scheme === 'file' && !allowFile && (options.schemes ?? BUILTIN_SCHEMES).includes('file')) {
     throw new FreeLoaderError(
       'UNSUPPORTED_SCHEME',
-      `unsupported scheme "${scheme}"${why}; supported: ${schemes.join(', ')}`,
+      `file:// sources are off; an admin allows them by starting the manager and its agents ` +
+        `with ${ALLOW_FILE_URIS_ENV}=true (supported now: ${schemes.join(', ')})`,
+      { scheme, supported: schemes, allowWith: `${ALLOW_FILE_URIS_ENV}=true` },
+    );
+  }
+  if (!schemes.includes(scheme)) {
+    throw new FreeLoaderError(
+      'UNSUPPORTED_SCHEME',
+      `unsupported scheme "${scheme}"; supported: ${schemes.join(', ')}`,
       { scheme, supported: schemes },
     );
   }

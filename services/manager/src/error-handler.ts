@@ -1,9 +1,10 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { codeOfStatus, isFreeLoaderError, type ErrorBody } from '@freeloader/protocol';
+import { validationMessage } from './validation-message.js';
 
 /**
  * The one error handler: FreeLoaderError → its status and body; schema validation → 400
- * VALIDATION_FAILED; Fastify's own 4xx (bad JSON, body too large, wrong media type) → the code
+ * VALIDATION_FAILED, in words (see validationMessage); Fastify's own 4xx (bad JSON, body too large, wrong media type) → the code
  * for that status; anything else → 500 INTERNAL with a generic message, the real error only in
  * the log.
  */
@@ -18,7 +19,7 @@ export function errorHandler(
   }
   const fe = err as FastifyError;
   if (fe.validation) {
-    return reply.status(400).send(body('VALIDATION_FAILED', fe.message));
+    return reply.status(400).send(body('VALIDATION_FAILED', validationMessage(fe, req)));
   }
   const status = fe.statusCode ?? 500;
   if (status >= 400 && status < 500) {

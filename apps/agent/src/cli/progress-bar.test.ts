@@ -13,9 +13,18 @@ describe('renderBar', () => {
 
 describe('formatSeconds', () => {
   it.each([
+    [0, '0s'],
     [0.2, '1s'],
     [59, '59s'],
+    [59.5, '1m00s'],
+    [60, '1m00s'],
     [61, '1m01s'],
+    [119.2, '2m00s'],
+    [239.6, '4m00s'],
+    [3599, '59m59s'],
+    [3599.6, '1h00m'],
     [3725, '1h02m'],
+    [7140, '1h59m'],
+    [7199.9, '2h00m'],
   ])('%f → %s', (s, text) => expect(formatSeconds(s)).toBe(text));
 });

@@ -72,8 +72,21 @@ export function renderBar(
   return parts.filter((p) => p.length > 0).join('  ');
 }
 
+/**
+ * A duration for an ETA, rounded up to whole seconds *before* it is split into units, so a carry
+ * moves into the next unit instead of printing `3m60s`; past an hour it shows hours and minutes.
+ *
+ * @example formatSeconds(239.6) === '4m00s'; formatSeconds(59.5) === '1m00s'; formatSeconds(3725) === '1h02m'
+ */
 export function formatSeconds(s: number): string {
-  if (s < 60) return `${Math.ceil(s)}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m${String(Math.ceil(s % 60)).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+  // Rounded up: an ETA that says "0s" while bytes are still due reads as a hang.
+  const secs = Math.max(0, Math.ceil(s));
+  if (secs < 60) return `${secs}s`;
+  if (secs < 3600) return `${Math.floor(secs / 60)}m${pad2(secs % 60)}s`;
+  const mins = Math.round(secs / 60);
+  return `${Math.floor(mins / 60)}h${pad2(mins % 60)}m`;
+}
+
+function pad2(n: number): string {
+  return String(n).padStart(2, '0');
 }

@@ -67,13 +67,17 @@ export class DatasetFs implements ReadOnlyFileSystem {
     }
     const d = entry.dataset;
     const created = new Date(d.createdAt);
+    // Tools that compare dates (make, rsync, "is my copy current?") need the data's own age:
+    // the source's Last-Modified, or the import time when the source gave none. ctime is
+    // when the cache took it in.
+    const modified = sourceDate(d.lastModified) ?? created;
     return {
       kind: 'file',
       size: d.sizeBytes,
       perm: 0o444,
-      mtime: created,
+      mtime: modified,
       ctime: created,
-      atime: d.lastAccessAt ? new Date(d.lastAccessAt) : created,
+      atime: d.lastAccessAt ? new Date(d.lastAccessAt) : modified,
     };
   }
 
@@ -260,4 +264,16 @@ function copyParts(
     copied += data.copy(target, copied, from, to);
   }
   return copied;
+}
+
+/**
+ * A source's Last-Modified (an HTTP date, or ISO 8601) as a Date; undefined when absent or
+ * unparseable.
+ *
+ * @example sourceDate('Mon, 01 Jan 2024 00:01:00 GMT')?.toISOString() === '2024-01-01T00:01:00.000Z'
+ */
+export function sourceDate(text: string | null): Date | undefined {
+  if (!text) return undefined;
+  const ms = Date.parse(text);
+  return Number.isFinite(ms) ? new Date(ms) : undefined;
 }

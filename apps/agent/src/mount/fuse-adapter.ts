@@ -11,6 +11,10 @@ import {
   type FuseStat,
 } from './fuse-binding.js';
 import { unmountDir } from './mount-point.js';
+import { waitUntilAnswering } from './wait-answering.js';
+
+/** How long a fresh mount may take to answer its first readdir (milliseconds). */
+const ANSWER_TIMEOUT_MS = 30_000;
 
 /**
  * Mount options: read-only (the kernel answers writes with EROFS itself, so `big_writes` has
@@ -18,8 +22,9 @@ import { unmountDir } from './mount-point.js';
  * (libfuse 2 cannot negotiate more than 128 KiB per request, whatever `max_read` says), and a
  * type `mount` shows as fuse.freeloader. `auto_cache` keeps the page cache across opens while
  * size and mtime stay the same: a ready dataset never changes, so re-reads come from the page
- * cache at memory speed, yet a path removed and imported again (new content, new import time)
- * is read afresh — `kernel_cache` would keep serving the old bytes for it.
+ * cache at memory speed, yet a path removed and imported again with new content
+ * is read afresh (its mtime is the source's Last-Modified, else the import time) —
+ * `kernel_cache` would keep serving the old bytes for it.
  */
 export const FUSE_OPTIONS = [
   'ro',
@@ -82,6 +87,9 @@ export class FuseAdapter implements MountAdapter {
       15_000,
       `mounting ${dir}`,
     );
+    // libfuse reports the mount before the kernel routes requests to it (seconds under load):
+    // "mounted" must mean a script's next `ls` works.
+    await waitUntilAnswering(dir, ANSWER_TIMEOUT_MS);
     return {
       dir,
       ended,

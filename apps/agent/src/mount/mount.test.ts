@@ -3,7 +3,11 @@ import { mkdir, open, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MiB, type DatasetView } from '@freeloader/protocol';
-import { startTestServer, type TestServer } from '@freeloader/sources/testing';
+import {
+  startTestServer,
+  type TestServer,
+  type TestServerOptions,
+} from '@freeloader/sources/testing';
 import { startDataCluster, type DataCluster } from '../test/data-cluster.js';
 import { killSpawned } from '../test/processes.js';
 import {
@@ -28,8 +32,13 @@ let root: Awaited<ReturnType<typeof mountRoot>>;
 const servers: TestServer[] = [];
 const data: Record<string, { src: TestServer; view: DatasetView }> = {};
 
-async function dataset(name: string, size: number, seed: number): Promise<void> {
-  const src = await startTestServer({ size, seed });
+async function dataset(
+  name: string,
+  size: number,
+  seed: number,
+  server: TestServerOptions = {},
+): Promise<void> {
+  const src = await startTestServer({ size, seed, ...server });
   servers.push(src);
   const view = await c.importAndWait({ uri: src.url, name });
   expect(view.state).toBe('ready');
@@ -46,7 +55,8 @@ describe.skipIf(!HAS_FUSE)(
       await dataset('mnt/seq.bin', 24 * MiB + 4321, 21);
       await dataset('mnt/deep/dd.bin', 9 * MiB + 77, 22);
       await dataset('mnt/deep/random.bin', 12 * MiB + 5, 23);
-      await dataset('top.bin', 3 * MiB, 24);
+      // A source without Last-Modified: its file shows the import time instead.
+      await dataset('top.bin', 3 * MiB, 24, { lastModified: false });
       await dataset('mnt/two.bin', 8 * MiB + 1, 25);
       mnt = await spawnMount(c.tm, await loginToken(c.tm), join(root.root, 'a'));
     }, 180_000);
@@ -70,13 +80,19 @@ describe.skipIf(!HAS_FUSE)(
     });
 
     it.each([
-      ['mnt/seq.bin', 24 * MiB + 4321],
-      ['mnt/deep/dd.bin', 9 * MiB + 77],
-      ['top.bin', 3 * MiB],
-    ])('`stat %s` shows the real size, import time and a read-only file', async (name, size) => {
+      ['mnt/seq.bin', 24 * MiB + 4321, 'source'],
+      ['mnt/deep/dd.bin', 9 * MiB + 77, 'source'],
+      ['top.bin', 3 * MiB, 'import'],
+    ])('`stat %s` shows size %i, the %s time and a read-only file', async (name, size) => {
       const st = await sh(`stat -c '%s %Y %a %F' '${at(name)}'`);
-      const created = Math.floor(Date.parse(data[name]!.view.createdAt) / 1000);
-      expect(st.stdout.trim()).toBe(`${size} ${created} 444 regular file`);
+      const view = data[name]!.view;
+      // The test server dates its content 2024-01-01T00:01:00Z; top.bin's sends no date.
+      const mtime =
+        name === 'top.bin'
+          ? Math.floor(Date.parse(view.createdAt) / 1000)
+          : Date.UTC(2024, 0, 1, 0, 1) / 1000;
+      expect(view.lastModified === null).toBe(name === 'top.bin');
+      expect(st.stdout.trim()).toBe(`${size} ${mtime} 444 regular file`);
       const dir = await stat(at('mnt/deep'));
       expect(dir.isDirectory()).toBe(true);
     });

@@ -32,7 +32,7 @@ describe('ImportForm validation', () => {
     [
       'an unsupported scheme',
       { 'Source URI': 'gopher://host/x.nc' },
-      /imports from http, https, file URIs, not gopher:/,
+      /imports from http:\/\/ or https:\/\/ URIs, not gopher:/,
     ],
     ['spaces in the URI', { 'Source URI': 'https://host/my file.nc' }, /cannot contain spaces/],
     ['a folder URI', { 'Source URI': 'https://host/data/' }, /must name a file/],
@@ -99,5 +99,16 @@ describe('ImportForm validation', () => {
     expect(onProbe).toHaveBeenCalledTimes(1);
     expect(onProbe).toHaveBeenCalledWith(request);
     expect(screen.queryByRole('alert')).toBeNull();
+  });
+});
+
+describe('ImportForm hints', () => {
+  // file:// is an admin opt-in (off by default): the form must not offer it to every user.
+  it('the URI hint names http:// and https:// and never file://', () => {
+    renderUi(<ImportForm onProbe={vi.fn()} />);
+    const uri = screen.getByRole('textbox', { name: /^Source URI/ });
+    const hint = document.getElementById(uri.getAttribute('aria-describedby')!.split(' ')[0]!);
+    expect(hint?.textContent).toMatch(/http:\/\/ or https:\/\//);
+    expect(document.body.textContent).not.toContain('file://');
   });
 });

@@ -43,7 +43,7 @@ export function ImportForm({ onProbe, initial, busy = false, disabled = false }:
       <Stack gap="sm">
         <TextInput
           label="Source URI"
-          description="http://, https:// or file:// (the manager must be allowed file access)"
+          description="An http:// or https:// address of one file"
           placeholder="https://data.example.org/cmip6/tas_day_2020.nc"
           required
           data-autofocus

@@ -23,8 +23,13 @@ export const EMPTY_IMPORT: ImportFormValues = {
   host: '',
 };
 
-/** Schemes the manager's sources read (more plug in later; the manager has the last word). */
+/**
+ * Schemes the form lets through (more plug in later; the manager has the last word). file:// is
+ * among them for clusters whose admin allowed it, but never advertised: it is off by default.
+ */
 export const SCHEMES = ['http', 'https', 'file'];
+/** The schemes the form names to a user. */
+const ADVERTISED = 'http:// or https://';
 /** Limits mirrored from the protocol (limits.ts, imports.ts) so mistakes show before a round trip. */
 const MAX_URI = 8192;
 const MAX_NAME = 255;
@@ -44,7 +49,7 @@ function uriError(raw: string): string | undefined {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(uri)?.[1]?.toLowerCase();
   if (!scheme) return 'Start the URI with its scheme, e.g. https://';
   if (!SCHEMES.includes(scheme)) {
-    return `FreeLoader imports from ${SCHEMES.join(', ')} URIs, not ${scheme}:`;
+    return `FreeLoader imports from ${ADVERTISED} URIs, not ${scheme}:`;
   }
   let url: URL;
   try {

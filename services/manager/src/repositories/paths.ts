@@ -1,4 +1,5 @@
-import { FreeLoaderError, MAX_NAME_LENGTH, MAX_PATH_DEPTH } from '@freeloader/protocol';
+import { FreeLoaderError, MAX_PATH_DEPTH } from '@freeloader/protocol';
+import { nameProblem, printable } from './path-problem.js';
 
 /**
  * Split a namespace path into names. Leading and trailing slashes are tolerated ("/a/b/" is
@@ -14,15 +15,9 @@ export function splitPath(path: string | undefined): string[] {
     throw new FreeLoaderError('VALIDATION_FAILED', `path is deeper than ${MAX_PATH_DEPTH} levels`);
   }
   for (const name of names) {
-    // eslint-disable-next-line no-control-regex
-    if (name === '' || name === '.' || name === '..' || /[\x00-\x1f]/.test(name)) {
-      throw new FreeLoaderError('VALIDATION_FAILED', `not a valid path: "${path}"`);
-    }
-    if (name.length > MAX_NAME_LENGTH) {
-      throw new FreeLoaderError(
-        'VALIDATION_FAILED',
-        `name longer than ${MAX_NAME_LENGTH}: "${name}"`,
-      );
+    const problem = nameProblem(name);
+    if (problem) {
+      throw new FreeLoaderError('VALIDATION_FAILED', `path "${printable(path ?? '')}" ${problem}`);
     }
   }
   return names;

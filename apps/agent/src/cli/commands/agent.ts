@@ -4,6 +4,7 @@ import type { AgentDaemon } from '../../daemon/agent-daemon.js';
 import { createLogger } from '../logger.js';
 import { defaultManagerUrl } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';
+import { fileUrisAllowed } from '@freeloader/sources';
 import { AgentHost } from '../../daemon/agent-host.js';
 import { DEFAULT_SETTINGS_PORT } from '../../settings/settings-server.js';
 import { parseListen } from './listen.js';
@@ -66,6 +67,9 @@ export function registerAgent(program: Command): void {
           advertiseUrl: opts.advertise,
           name: opts.name,
           bandwidthOnly: opts.bandwidthOnly,
+          // The same admin opt-in as the manager's: without it the manager would accept a
+          // file:// import that every donor then refuses.
+          allowFileUris: fileUrisAllowed(),
           logger,
         },
         settings: opts.settings === false ? false : parseListen(opts.settings, '--settings'),

@@ -72,11 +72,13 @@ export function registerCluster(program: Command): void {
       try {
         await cluster.start();
       } catch (e) {
-        if (cluster.stopping) return stopped;
-        await cluster.stop();
-        throw e;
+        if (!cluster.stopping) {
+          await cluster.stop();
+          throw e;
+        }
       }
       await stopped;
+      console.error(cluster.stoppedLine());
     });
 }
 
@@ -193,6 +195,15 @@ class LocalCluster {
     this.stopping = true;
     await Promise.all(this.agents.map((a) => a.stop(AGENT_STOP_GRACE_MS)));
     await this.manager?.stop(MANAGER_STOP_GRACE_MS);
+  }
+
+  /** The cluster's last line: whether every part exited cleanly once stop() is done. */
+  stoppedLine(): string {
+    const parts = [...this.agents, this.manager].filter((c) => c !== undefined);
+    const unclean = parts.filter((c) => c.child.exitCode !== 0).map((c) => c.name);
+    return unclean.length === 0
+      ? `cluster stopped (manager and ${this.agents.length} agent${this.agents.length === 1 ? '' : 's'})`
+      : `cluster stopped; ${unclean.join(', ')} did not exit cleanly (see above)`;
   }
 
   /** Last resort when this process exits without stop(): ask every child to stop on its own. */

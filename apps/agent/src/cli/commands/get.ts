@@ -1,8 +1,8 @@
-import { open, type FileHandle } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { formatSize, type DatasetMap } from '@freeloader/protocol';
 import type { DonorRate } from '../../client/dataset-reader.js';
 import { getDataset } from '../../client/get-dataset.js';
+import { OutputFile } from '../output-file.js';
 import { defaultManagerUrl } from '../paths.js';
 import { ProgressBar } from '../progress-bar.js';
 import { userClient } from '../session.js';
@@ -28,8 +28,10 @@ export function registerGet(program: Command): void {
       ) => {
         const client = await userClient(opts.manager);
         const target = opts.output ?? dataset.split('/').pop()!;
-        // A file is written at offsets as morsels arrive; stdout needs them in order.
-        const file: FileHandle | null = target === '-' ? null : await open(target, 'w');
+        // A file is written at offsets as morsels arrive; stdout needs them in order. The file
+        // is a temp one beside the target until the whole dataset is in (see OutputFile).
+        const out = target === '-' ? null : await OutputFile.open(target);
+        const file = out?.handle ?? null;
         let bar: ProgressBar | undefined;
         let why = '';
         try {
@@ -49,6 +51,7 @@ export function registerGet(program: Command): void {
           });
           bar?.update(summary.bytes, undefined, true);
           bar?.done();
+          await out?.commit();
           const mbps = summary.bytes / 1e6 / Math.max(summary.seconds, 1e-6);
           console.error(
             `${formatSize(summary.bytes)} (${summary.bytes} bytes) in ${summary.seconds.toFixed(2)} s, ` +
@@ -71,7 +74,7 @@ export function registerGet(program: Command): void {
             if (throttled) console.error(throttled);
           }
         } finally {
-          await file?.close().catch(() => undefined);
+          await out?.discard();
           await client.close();
         }
       },

@@ -43,6 +43,7 @@ export function registerImport(program: Command): void {
       'asymmetric: fraction (0.3) or local:remote ratio (3:8) on the host',
     )
     .option('--wait', 'wait until the import finishes, with a progress bar')
+    .option('--json', 'print the dataset, probe and plan as JSON on stdout (for scripts)')
     .option('--manager <url>', 'manager URL', defaultManagerUrl())
     .action(
       async (
@@ -52,6 +53,7 @@ export function registerImport(program: Command): void {
           width?: string;
           stripeSize?: string;
           wait?: boolean;
+          json?: boolean;
           manager: string;
         } & PolicyOptions,
       ) => {
@@ -78,8 +80,10 @@ export function registerImport(program: Command): void {
               `cache full: caching a ${formatSize(cached)} prefix; the rest is patched from the source when read`,
             );
           }
-          console.log(res.dataset.id);
-          if (opts.wait) await waitForImport(client, res.dataset);
+          // Labeled: a bare UUID in a terminal says nothing. Scripts take --json.
+          if (!opts.json) console.log(`dataset id: ${res.dataset.id}`);
+          const done = opts.wait ? await waitForImport(client, res.dataset) : res.dataset;
+          if (opts.json) console.log(JSON.stringify({ ...res, dataset: done }, null, 2));
         } finally {
           await client.close();
         }

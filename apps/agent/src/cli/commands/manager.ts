@@ -29,6 +29,10 @@ export function registerManager(program: Command): void {
       if (manager.adminPassword) {
         console.error(`first start: admin password is ${manager.adminPassword} (shown once)`);
       }
-      await runUntilSignal(() => manager.close());
+      await runUntilSignal(async () => {
+        await manager.close();
+        // A last line, so whoever watches the terminal or log knows the stop finished.
+        console.error('manager stopped');
+      });
     });
 }

@@ -4,6 +4,7 @@ import { FreeLoaderError } from '@freeloader/protocol';
 import { FS_TYPE, mountAt, probeDir, unmountDir } from '../../mount/mount-point.js';
 import { mountAdapterFor } from '../../mount/platforms.js';
 import { startMount } from '../../mount/start-mount.js';
+import { reportFailure, reportReady, runInBackground } from '../background.js';
 import { defaultManagerUrl } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { userClient } from '../session.js';
@@ -16,7 +17,12 @@ interface MountCliOptions {
   timeout: string;
   drain: string;
   worker: boolean;
+  daemon?: boolean;
+  log?: string;
 }
+
+/** How long `mount --daemon` waits for the background mount to answer (milliseconds). */
+const DAEMON_READY_TIMEOUT_MS = 120_000;
 
 /**
  * `freeloader mount <dir>`: the namespace as a read-only file system until Ctrl-C, SIGTERM or
@@ -49,43 +55,63 @@ export function registerMount(program: Command): void {
       '10',
     )
     .option('--no-worker', 'fetch morsels on the thread that answers the kernel (for comparison)')
+    .option(
+      '--daemon',
+      'run in the background; exit once the mount answers (non-zero with the error if it fails)',
+    )
+    .option('--log <file>', "with --daemon: append the mount's messages to this file")
     .action(async (dir: string, opts: MountCliOptions) => {
       // Say what to install before asking anyone to sign in.
       const why = mountAdapterFor().unavailable();
       if (why) throw new FreeLoaderError('UNAVAILABLE', why);
-      const client = await userClient(opts.manager);
-      const log = (m: string): void => console.error(`mount: ${m}`);
+      if (opts.daemon) {
+        const { pid, line } = await runInBackground(DAEMON_READY_TIMEOUT_MS, opts.log);
+        console.error(`${line} (in the background, pid ${pid})`);
+        return;
+      }
       try {
-        const m = await startMount({
-          manager: client,
-          dir,
-          allowOther: opts.allowOther === true,
-          cacheMb: positive(opts.cacheMb, '--cache-mb'),
-          ...(opts.readaheadMb
-            ? { readAheadMb: positive(opts.readaheadMb, '--readahead-mb', true) }
-            : {}),
-          opTimeoutMs: positive(opts.timeout, '--timeout') * 1000,
-          worker: opts.worker,
-          log,
-        });
-        if (m.clearedStale)
-          log(`cleared a stale mount at ${m.dir} (transport endpoint is not connected)`);
-        console.error(
-          `mounted ${client.baseUrl} at ${m.dir} (read-only); Ctrl-C or \`freeloader unmount ${m.dir}\` stops it`,
-        );
-        const drainMs = positive(opts.drain, '--drain', true) * 1000;
-        const how = await Promise.race([
-          runUntilSignal(() => m.stop(drainMs)).then(() => 'signal' as const),
-          m.mounted.ended.then(() => 'unmounted' as const),
-        ]);
-        if (how === 'unmounted') await m.stop(drainMs);
-        console.error(`unmounted ${m.dir}`);
-      } finally {
-        await client.close();
+        await mountInForeground(dir, opts);
+      } catch (e) {
+        reportFailure(e);
+        throw e;
       }
       // Files a lazy unmount left open are not served past the drain time.
       process.exit(process.exitCode ?? 0);
     });
+}
+
+/** Mount and serve until a signal or an unmount; says "mounted" only once the mount answers. */
+async function mountInForeground(dir: string, opts: MountCliOptions): Promise<void> {
+  const client = await userClient(opts.manager);
+  const log = (m: string): void => console.error(`mount: ${m}`);
+  try {
+    const m = await startMount({
+      manager: client,
+      dir,
+      allowOther: opts.allowOther === true,
+      cacheMb: positive(opts.cacheMb, '--cache-mb'),
+      ...(opts.readaheadMb
+        ? { readAheadMb: positive(opts.readaheadMb, '--readahead-mb', true) }
+        : {}),
+      opTimeoutMs: positive(opts.timeout, '--timeout') * 1000,
+      worker: opts.worker,
+      log,
+    });
+    if (m.clearedStale)
+      log(`cleared a stale mount at ${m.dir} (transport endpoint is not connected)`);
+    const mounted = `mounted ${client.baseUrl} at ${m.dir} (read-only)`;
+    console.error(`${mounted}; Ctrl-C or \`freeloader unmount ${m.dir}\` stops it`);
+    reportReady(`${mounted}; \`freeloader unmount ${m.dir}\` stops it`);
+    const drainMs = positive(opts.drain, '--drain', true) * 1000;
+    const how = await Promise.race([
+      runUntilSignal(() => m.stop(drainMs)).then(() => 'signal' as const),
+      m.mounted.ended.then(() => 'unmounted' as const),
+    ]);
+    if (how === 'unmounted') await m.stop(drainMs);
+    console.error(`unmounted ${m.dir}`);
+  } finally {
+    await client.close();
+  }
 }
 
 /** `freeloader unmount <dir>`: ends a mount (its process exits cleanly) or clears a stale one. */

@@ -1,5 +1,11 @@
 import type { Command } from 'commander';
-import { formatSize, type DatasetView, type Listing } from '@freeloader/protocol';
+import {
+  formatSize,
+  type DatasetPlacement,
+  type DatasetView,
+  type Listing,
+} from '@freeloader/protocol';
+import { datasetHealth, type DatasetHealth } from '../dataset-health.js';
 import { defaultManagerUrl } from '../paths.js';
 import { userClient } from '../session.js';
 
@@ -29,9 +35,9 @@ export function registerNamespace(program: Command): void {
 
   program
     .command('stat <path>')
-    .description('show one dataset')
+    .description('show one dataset: size, cache, placement policy, donors and health')
     .option('--manager <url>', 'manager URL', defaultManagerUrl())
-    .option('--json', 'print JSON')
+    .option('--json', 'print JSON (the dataset view plus donors and health)')
     .action(async (path: string, opts: { manager: string; json?: boolean }) => {
       const client = await userClient(opts.manager);
       try {
@@ -39,28 +45,55 @@ export function registerNamespace(program: Command): void {
           'GET',
           `/datasets/by-path?path=${encodeURIComponent(trimSlashes(path))}`,
         );
+        const placement = await client.request<DatasetPlacement>(
+          'GET',
+          `/datasets/${d.id}/placement`,
+        );
+        const health = datasetHealth(d, placement);
         if (opts.json) {
-          console.log(JSON.stringify(d, null, 2));
+          console.log(JSON.stringify({ ...d, health }, null, 2));
           return;
         }
-        const rows: [string, string][] = [
-          ['path', d.path],
-          ['id', d.id],
-          ['state', d.state + (d.error ? ` (${d.error})` : '')],
-          ['size', `${formatSize(d.sizeBytes)} (${d.sizeBytes} bytes)`],
-          ['cached', `${formatSize(d.cachedBytes)} (${pct(d.cachedBytes, d.sizeBytes)})`],
-          ['morsel size', formatSize(d.morselSize)],
-          ['source', d.sourceUri ?? '-'],
-          ['etag', d.etag ?? '-'],
-          ['last modified', d.lastModified ?? '-'],
-          ['created', d.createdAt],
-          ['last access', d.lastAccessAt ?? '-'],
-        ];
-        for (const [k, v] of rows) console.log(`${k.padEnd(14)} ${v}`);
+        for (const line of formatStat(d, health)) console.log(line);
       } finally {
         await client.close();
       }
     });
+}
+
+/**
+ * `stat`'s text: one labeled fact a line, then one line per donor.
+ *
+ * @example
+ *   formatStat(view, health)
+ *   // ['path           climate/tas.nc', …, 'donors         2 of 2 live',
+ *   //  '  donor-1      live     2 morsels', …]
+ */
+export function formatStat(d: DatasetView, health: DatasetHealth): string[] {
+  const rows: [string, string][] = [
+    ['path', d.path],
+    ['id', d.id],
+    ['state', d.state + (d.error ? ` (${d.error})` : '')],
+    ['health', health.summary],
+    ['size', `${formatSize(d.sizeBytes)} (${d.sizeBytes} bytes)`],
+    ['cached', `${formatSize(d.cachedBytes)} (${pct(d.cachedBytes, d.sizeBytes)})`],
+    ['placement', d.policy ?? '-'],
+    ['donors', `${health.donorsLive} of ${health.donorsTotal} live`],
+  ];
+  const lines = rows.map(([k, v]) => `${k.padEnd(14)} ${v}`);
+  for (const x of health.donors) {
+    const morsels = `${x.morsels} morsel${x.morsels === 1 ? '' : 's'}`;
+    lines.push(`  ${x.name.padEnd(12)} ${x.state.padEnd(8)} ${morsels}`);
+  }
+  const more: [string, string][] = [
+    ['morsel size', formatSize(d.morselSize)],
+    ['source', d.sourceUri ?? '-'],
+    ['etag', d.etag ?? '-'],
+    ['last modified', d.lastModified ?? '-'],
+    ['created', d.createdAt],
+    ['last access', d.lastAccessAt ?? '-'],
+  ];
+  return [...lines, ...more.map(([k, v]) => `${k.padEnd(14)} ${v}`)];
 }
 
 export function formatDatasetLine(d: DatasetView): string {

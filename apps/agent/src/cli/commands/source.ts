@@ -124,6 +124,7 @@ export function registerCache(program: Command): void {
         const client = await userClient(opts.manager);
         try {
           await client.request('PUT', `/datasets/${id}/pin`, { pinned });
+          console.error(`${name}ned ${id}`);
         } finally {
           await client.close();
         }

@@ -26,6 +26,8 @@ export function registerToken(program: Command): void {
           maxUses: Number(opts.uses),
           ...(opts.note ? { note: opts.note } : {}),
         });
+        // The secret goes alone on stdout (so `$(…)` takes it); its label on stderr, first.
+        console.error('join token (shown once):');
         console.log(created.token);
         console.error(
           `expires ${created.expiresAt}; ${created.maxUses} use(s). Enroll a donor with:\n` +
@@ -49,7 +51,7 @@ export function registerToken(program: Command): void {
         for (const t of list) {
           const state = t.revoked ? 'revoked' : t.uses >= t.maxUses ? 'used' : 'active';
           console.log(
-            `${t.id}  ${state.padEnd(7)}  ${t.uses}/${t.maxUses}  expires ${t.expiresAt}  ${t.note ?? ''}`,
+            `${t.id}  ${state.padEnd(7)}  ${t.uses}/${t.maxUses} uses  expires ${t.expiresAt}  ${t.note ?? ''}`,
           );
         }
       } finally {

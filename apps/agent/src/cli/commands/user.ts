@@ -46,8 +46,12 @@ export function registerUser(program: Command): void {
           password,
           role,
         });
-        console.error(`created ${created.role} "${created.username}" (${created.id})`);
-        if (given === undefined) console.log(password);
+        console.error(`created ${created.role} "${created.username}" (id ${created.id})`);
+        if (given === undefined) {
+          // The secret goes alone on stdout (so `$(…)` takes it); its label on stderr, first.
+          console.error('password (shown once):');
+          console.log(password);
+        }
       } finally {
         await client.close();
       }
