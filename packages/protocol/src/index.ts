@@ -26,3 +26,4 @@ export * from './schemas/console.js';
 export * from './schemas/relocation.js';
 export * from './schemas/suffix-plan.js';
 export * from './schemas/prefix.js';
+export * from './schemas/console-history.js';

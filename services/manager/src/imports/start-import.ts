@@ -19,6 +19,7 @@ import type { ImportPlan } from './plan-import.js';
 import { planPlacement } from './choose-policy.js';
 import { policySummary, recordPolicy } from './dataset-policy.js';
 import { markPrefixImport, observeProbe, planCached } from '../prefix/import-policy.js';
+import { recordStarter, userIdOf } from '../repositories/import-control.js';
 
 /** How long the manager waits for a source to answer its probe (milliseconds). */
 const PROBE_TIMEOUT_MS = 20_000;
@@ -71,8 +72,13 @@ export async function startImport(
   }
   const path = req.name ?? defaultDatasetName(req.uri);
   // Whole when it fits, else the model prefix after eviction (seed 002 §4.1).
-  const { plan, cacheBytes } = await planCached(app, probe, who, req.morselSize, async (bytes) =>
-    planPlacement(app, bytes, req, await placementCandidates(app), who),
+  const { plan, cacheBytes } = await planCached(
+    app,
+    probe,
+    who,
+    req.morselSize,
+    async (bytes) => planPlacement(app, bytes, req, await placementCandidates(app), who),
+    { forPath: path, forUserId: userIdOf(who) },
   );
   const summary = {
     width: plan.width,
@@ -94,6 +100,7 @@ export async function startImport(
     state: plan.morsels === 0 ? 'ready' : 'importing',
   });
   await markPrefixImport(app, dataset.id, cacheBytes, probe.size);
+  await recordStarter(app.pg, dataset.id, path, userIdOf(who));
   await recordPolicy(app, dataset, plan.policy);
   if (plan.morsels === 0) return { dataset, probe, plan: summary };
   try {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { FreeLoaderError, MORSEL_SIZE, type SourceProbe } from '@freeloader/protocol';
+import type { EvictionCause } from '../repositories/evictions.js';
 import { evictBytes, cacheSpace, waitForDeletes } from './eviction.js';
 import { prefixFromStats } from './prefix-sizing.js';
 import { sourceKey } from './source-key.js';
@@ -28,6 +29,7 @@ export async function planCached<P>(
   client: string,
   morselSize: number | undefined,
   plan: (bytes: number) => Promise<P> | P,
+  forImport?: Omit<EvictionCause, 'reason'>,
 ): Promise<CachePlanned<P>> {
   try {
     return { plan: await plan(probe.size), cacheBytes: probe.size };
@@ -68,7 +70,10 @@ export async function planCached<P>(
     }
     const { capacityBytes, usedBytes } = await cacheSpace(app);
     const need = Math.ceil(target * slack - Math.max(0, capacityBytes - usedBytes));
-    const cuts = await evictBytes(app, Math.max(need, morselSize ?? MORSEL_SIZE));
+    const cuts = await evictBytes(app, Math.max(need, morselSize ?? MORSEL_SIZE), {
+      reason: 'import',
+      ...forImport,
+    });
     if (cuts.length === 0) break;
     await waitForDeletes(app, cuts);
   }
