@@ -1,6 +1,7 @@
 import { Group, Paper, Stack, Text, Title } from '@mantine/core';
 import { useAgents, useMe } from '../api/queries';
 import { ErrorAlert, Loading } from '../ui/feedback';
+import { DonorHistory } from './DonorHistory';
 import { DonorTable } from './DonorTable';
 import { JoinTokens } from './JoinTokens';
 
@@ -35,6 +36,9 @@ export function DonorsPage() {
         ) : (
           <DonorTable agents={agents.data} />
         )}
+      </Paper>
+      <Paper withBorder p="md" component="section" aria-label="donor history">
+        <DonorHistory />
       </Paper>
       <Paper withBorder p="md">
         <JoinTokens />

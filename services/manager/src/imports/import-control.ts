@@ -9,6 +9,7 @@ import {
   removeFailedDataset,
   type ImportControlRow,
 } from '../repositories/import-control.js';
+import { adoptHistory } from '../repositories/history.js';
 import { failImport } from './import-outcome.js';
 import { startImport } from './start-import.js';
 
@@ -56,7 +57,8 @@ export async function cancelImport(
 /**
  * Retry a failed import: the failed dataset row goes (its delete jobs still clean the donors)
  * and the same source is imported again under the same path, as the same starter, with the
- * same placement policy. The new dataset keeps the old one's failed attempts. If the new import
+ * same placement policy. The new dataset keeps the old one's failed attempts and throughput
+ * history. If the new import
  * cannot start (source gone, no space) the path is left `failed` with that reason: nothing is
  * lost, and the caller gets the error.
  */
@@ -93,6 +95,7 @@ export async function retryImport(
     );
     const id = started.dataset!.id;
     await adoptJobs(app.pg, taken.jobs, id);
+    await adoptHistory(app.pg, 'dataset_rate', datasetId, id);
     app.log.info({ dataset: id, previous: datasetId, by: user.username }, 'import retried');
     return {
       datasetId: id,

@@ -116,3 +116,20 @@ export async function importRates(
   );
   return rows.map((r) => ({ datasetId: r.dataset_id, rate: r.rate }));
 }
+
+/**
+ * Move one subject's samples of a series to another: a retried import is a new dataset, and
+ * its chart should still show the earlier attempts (with the gap between them).
+ */
+export async function adoptHistory(
+  db: Queryable,
+  series: HistorySeries,
+  from: string,
+  to: string,
+): Promise<void> {
+  await db.query(`UPDATE history_samples SET subject = $3 WHERE series = $1 AND subject = $2`, [
+    series,
+    from,
+    to,
+  ]);
+}
