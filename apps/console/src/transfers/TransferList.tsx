@@ -86,7 +86,14 @@ function TransferCard({
   const fraction = fractionDone(g);
   const remaining = Math.max(0, g.totalBytes - g.doneBytes);
   return (
-    <Paper withBorder p="sm" radius="md" component="article" aria-label={`${g.kind} ${title}`}>
+    <Paper
+      withBorder
+      p="sm"
+      radius="md"
+      component="article"
+      aria-label={`${g.kind} ${title}`}
+      style={{ overflowX: 'auto' }}
+    >
       <Group justify="space-between" wrap="wrap" gap="xs" mb={6}>
         <Group gap="xs" wrap="wrap" miw={0}>
           <Text size="xs" tt="uppercase" c="dimmed" fw={700}>

@@ -11,7 +11,14 @@ export function Hint({ label, hint }: { label: React.ReactNode; hint: string }) 
   return (
     <Group gap={4} wrap="nowrap" component="span" style={{ display: 'inline-flex' }}>
       <span>{label}</span>
-      <Tooltip label={hint} multiline w={280} withArrow openDelay={150}>
+      <Tooltip
+        label={hint}
+        multiline
+        w={280}
+        withArrow
+        openDelay={150}
+        events={{ hover: true, focus: true, touch: true }}
+      >
         <Text
           span
           c="dimmed"
