@@ -260,8 +260,16 @@ test('donors: history charts on a time axis survive a reload; throttle explained
   const ticks = history
     .getByTestId('time-chart')
     .first()
-    .locator('.recharts-xAxis .recharts-cartesian-axis-tick-value');
-  expect(await ticks.first().innerText()).toMatch(/\d{1,2}:\d{2}/);
+    .locator('.recharts-xAxis-tick-labels text');
+  await expect(ticks.first()).toHaveText(/\d{1,2}:\d{2}/);
+  const xs = await ticks.evaluateAll((els) =>
+    els.map((e) => {
+      const r = (e as SVGGraphicsElement).getBoundingClientRect();
+      return r.x + r.width / 2;
+    }),
+  );
+  const spacing = xs.slice(1).map((x, i) => x - xs[i]!);
+  for (const d of spacing) expect(Math.abs(d - spacing[0]!)).toBeLessThan(2);
   await expectNoEmoji(page);
   await shot(page, 'kept-08-donor-history');
 });

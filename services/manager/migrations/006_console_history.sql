@@ -27,3 +27,8 @@ CREATE TABLE history_samples (
 );
 CREATE INDEX history_samples_series_idx ON history_samples (series, subject, at);
 CREATE INDEX history_samples_at_idx ON history_samples (resolution_s, at);
+
+-- A retried import is a new dataset; the failed jobs of its earlier attempts stay listed as
+-- its failed attempts (their own dataset_id is cleared when the failed row goes).
+ALTER TABLE datasets ADD COLUMN earlier_failures uuid[] NOT NULL DEFAULT '{}';
+CREATE INDEX datasets_earlier_failures_idx ON datasets USING gin (earlier_failures);

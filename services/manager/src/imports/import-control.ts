@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { FreeLoaderError, type ImportControlResult, type UserView } from '@freeloader/protocol';
 import { withTransaction } from '../db/pool.js';
 import {
-  adoptJobs,
-  finishedImportJobs,
+  carryFailures,
+  failedJobsOf,
   importControlRow,
   markFailed,
   removeFailedDataset,
@@ -80,7 +80,7 @@ export async function retryImport(
   const taken = await withTransaction(app.pg, async (tx) => {
     const locked = await importControlRow(tx, datasetId, true);
     if (locked?.state !== 'failed') return null;
-    const jobs = await finishedImportJobs(tx, datasetId);
+    const jobs = await failedJobsOf(tx, datasetId);
     await removeFailedDataset(tx, datasetId);
     return { jobs, row: locked };
   });
@@ -94,7 +94,7 @@ export async function retryImport(
       starter,
     );
     const id = started.dataset!.id;
-    await adoptJobs(app.pg, taken.jobs, id);
+    await carryFailures(app.pg, taken.jobs, id);
     await adoptHistory(app.pg, 'dataset_rate', datasetId, id);
     app.log.info({ dataset: id, previous: datasetId, by: user.username }, 'import retried');
     return {
@@ -125,6 +125,6 @@ async function restoreFailed(
   });
   const reason = cause instanceof Error ? cause.message : String(cause);
   await markFailed(app.pg, again.id, `retry failed: ${reason}`, row.createdBy);
-  await adoptJobs(app.pg, jobs, again.id);
+  await carryFailures(app.pg, jobs, again.id);
   app.events.publish({ type: 'dataset', datasetId: again.id, state: 'failed' });
 }

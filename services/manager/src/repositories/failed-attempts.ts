@@ -15,6 +15,7 @@ interface Row {
 
 /**
  * Failed jobs, newest first: when, on which donor (by name), for which dataset, and the error.
+ * A dataset's list includes the failed jobs of the attempts its retries replaced.
  *
  * @example await failedAttempts(pool, { datasetId, limit: 20 }) // [{ agentName: 'lab-3', error: '…' }]
  */
@@ -23,13 +24,17 @@ export async function failedAttempts(
   q: FailedAttemptQuery = {},
 ): Promise<FailedAttempt[]> {
   const { rows } = await db.query<Row>(
-    `SELECT j.id, j.kind, j.dataset_id, j.agent_id, a.name AS agent_name, j.error, j.updated_at,
+    `SELECT j.id, j.kind, o.id AS dataset_id, j.agent_id, a.name AS agent_name, j.error,
+            j.updated_at,
             (SELECT CASE WHEN f.path = '' THEN d.name ELSE f.path || '/' || d.name END
              FROM datasets d CROSS JOIN LATERAL folder_path(d.folder_id) AS f(path)
-             WHERE d.id = j.dataset_id) AS dataset_path
+             WHERE d.id = o.id) AS dataset_path
      FROM jobs j LEFT JOIN agents a ON a.id = j.agent_id
+     -- A job of a retried attempt belongs to the dataset that carries it in earlier_failures.
+     CROSS JOIN LATERAL (SELECT coalesce(j.dataset_id, (
+       SELECT d.id FROM datasets d WHERE j.id = ANY(d.earlier_failures) LIMIT 1)) AS id) o
      WHERE j.state = 'failed' AND j.error IS NOT NULL
-       AND ($1::uuid IS NULL OR j.dataset_id = $1::uuid)
+       AND ($1::uuid IS NULL OR o.id = $1::uuid)
      ORDER BY j.updated_at DESC LIMIT $2`,
     [q.datasetId ?? null, q.limit ?? 50],
   );

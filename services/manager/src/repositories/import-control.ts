@@ -84,11 +84,11 @@ export async function importControlRow(
   return rows[0] ? toControl(rows[0]) : null;
 }
 
-/** Ids of a dataset's finished import jobs (their errors are its failed attempts). */
-export async function finishedImportJobs(db: Queryable, datasetId: string): Promise<string[]> {
+/** Ids of a dataset's failed jobs, with those of its earlier attempts (retries). */
+export async function failedJobsOf(db: Queryable, datasetId: string): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
-    `SELECT id FROM jobs
-     WHERE dataset_id = $1 AND kind = 'import' AND state IN ('failed', 'cancelled', 'done')`,
+    `SELECT id FROM jobs WHERE dataset_id = $1 AND state = 'failed'
+     UNION SELECT unnest(earlier_failures) FROM datasets WHERE id = $1`,
     [datasetId],
   );
   return rows.map((r) => r.id);
@@ -99,10 +99,10 @@ export async function removeFailedDataset(db: Queryable, datasetId: string): Pro
   await db.query(`DELETE FROM datasets WHERE id = $1 AND state = 'failed'`, [datasetId]);
 }
 
-/** Attach detached jobs to a dataset: a retried import keeps its earlier failed attempts. */
-export async function adoptJobs(db: Queryable, jobIds: string[], datasetId: string) {
+/** Carry the failed jobs of earlier attempts over to a retry's dataset (its failed attempts). */
+export async function carryFailures(db: Queryable, jobIds: string[], datasetId: string) {
   await db.query(
-    `UPDATE jobs SET dataset_id = $2 WHERE id = ANY($1::uuid[]) AND dataset_id IS NULL`,
+    `UPDATE datasets SET earlier_failures = earlier_failures || $1::uuid[] WHERE id = $2`,
     [jobIds, datasetId],
   );
 }

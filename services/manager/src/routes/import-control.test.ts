@@ -139,7 +139,16 @@ describe('retry and failed attempts', () => {
       url: `/api/v1/transfers/failures?datasetId=${body.datasetId}`,
       headers: alice,
     });
-    expect(after.json().map((f: { jobId: string }) => f.jobId)).toEqual([job!.id]);
+    expect(after.json()).toEqual([
+      expect.objectContaining({ jobId: job!.id, datasetId: body.datasetId, agentName: 'd1' }),
+    ]);
+    // The new dataset's transfers are its own: the failed attempt is not mixed into them.
+    const transfers = await h.call({
+      method: 'GET',
+      url: `/api/v1/transfers?datasetId=${body.datasetId}`,
+      headers: alice,
+    });
+    expect(transfers.json().map((t: { jobId: string }) => t.jobId)).not.toContain(job!.id);
     expect((await post(`/api/v1/datasets/${body.datasetId}/cancel`, alice)).statusCode).toBe(200);
     // Only a failed import can be retried.
     expect((await post(`/api/v1/datasets/${body.datasetId}/cancel`, alice)).statusCode).toBe(409);
