@@ -17,11 +17,3 @@ export const TERMS = {
     'serving backs off), paused (the owner paused donating).',
 } as const;
 
-/** A throttle state in plain words (the short state stays visible beside it). */
-export const THROTTLE_WORDS: Record<string, string> = {
-  idle: 'owner away: full speed',
-  active: 'owner working: capped',
-  contended: 'machine busy: backing off',
-  paused: 'donating paused',
-  unknown: 'not reported yet',
-};
