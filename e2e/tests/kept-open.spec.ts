@@ -284,9 +284,11 @@ async function expectUnclipped(p: Page, selector: string, onScreen = true): Prom
       .filter((e) => (e as HTMLElement).offsetParent !== null)
       .map((e) => {
         const r = e.getBoundingClientRect();
+        // The element or any part of it (a badge's label clips with an ellipsis).
+        const parts = [e, ...e.querySelectorAll('*')].filter((x) => !(x instanceof SVGElement));
         return {
           text: (e as HTMLElement).innerText,
-          overflow: e.scrollWidth - e.clientWidth,
+          overflow: Math.max(...parts.map((x) => x.scrollWidth - x.clientWidth)),
           right: r.right,
         };
       }),
