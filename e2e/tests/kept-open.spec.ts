@@ -99,7 +99,8 @@ test('sign in; an importing dataset shows its progress in the list, not "none"',
 test('transfers: cancel stops the import and leaves the dataset failed, with Retry', async () => {
   await page.goto(`${URL}/transfers`);
   const card = page.getByRole('article', { name: `import ${PATH}` });
-  await expect(card).toBeVisible();
+  // The card is titled once the dataset's path has loaded (slow on a busy machine).
+  await expect(card).toBeVisible({ timeout: 30_000 });
   // Donors are named, never shown as UUIDs.
   await expect(card.getByRole('table', { name: 'per-donor breakdown' })).toContainText(/donor-\d/);
   expect(await card.innerText()).not.toMatch(UUID);
