@@ -286,7 +286,9 @@ async function expectUnclipped(p: Page, selector: string, onScreen = true): Prom
       .map((e) => {
         const r = e.getBoundingClientRect();
         // The element or any part of it (a badge's label clips with an ellipsis).
-        const parts = [e, ...Array.from(e.querySelectorAll('*'))].filter((x) => !(x instanceof SVGElement));
+        const parts = [e, ...Array.from(e.querySelectorAll('*'))].filter(
+          (x) => !(x instanceof SVGElement),
+        );
         return {
           text: (e as HTMLElement).innerText,
           overflow: Math.max(...parts.map((x) => x.scrollWidth - x.clientWidth)),
