@@ -40,7 +40,8 @@ export function DonorsPage() {
       <Paper withBorder p="md" component="section" aria-label="donor history">
         <DonorHistory />
       </Paper>
-      <Paper withBorder p="md">
+      {/* Long enrollment commands scroll inside the card, never the page (phones). */}
+      <Paper withBorder p="md" style={{ overflowX: 'auto' }}>
         <JoinTokens />
       </Paper>
     </Stack>
