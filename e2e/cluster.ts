@@ -131,6 +131,8 @@ export async function startCluster(opts: {
     await manager?.close().catch(() => undefined);
     await rm(home, { recursive: true, force: true });
   };
+  // History samples every second, so charts fill within a test (the default is 30 s).
+  process.env.FREELOADER_HISTORY_SAMPLE_S ??= '1';
   try {
     manager = await startManager({
       home,

@@ -137,7 +137,7 @@ test('donors: three live donors; a join token comes with its enrollment command'
       timeout: 60_000,
     });
     await expect(row.getByTestId('network-rate')).toHaveText(
-      /^net ↓ \d+(\.\d+)? MB\/s ↑ \d+(\.\d+)? MB\/s$/,
+      /^net download \d+(\.\d+)? MB\/s upload \d+(\.\d+)? MB\/s$/,
     );
     await expect(row.getByTestId('observed-rate')).toHaveText(/^\d+(\.\d+)? MB\/s \(\d+ reads?\)$/);
   }

@@ -28,3 +28,4 @@ export * from './schemas/suffix-plan.js';
 export * from './schemas/prefix.js';
 export * from './schemas/throttle.js';
 export * from './throttle-summary.js';
+export * from './schemas/console-history.js';

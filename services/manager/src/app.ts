@@ -24,6 +24,7 @@ import api from './routes/index.js';
 import softStatePlugin, { type SoftStatePluginOptions } from './soft-state-plugin.js';
 import deadDonorWatch from './imports/dead-donor-watch.js';
 import prefixCaching from './prefix/plugin.js';
+import historyPlugin from './history/plugin.js';
 
 export interface BuildOptions extends SoftStatePluginOptions {
   /** Where log lines go instead of stdout (tests read them back). */
@@ -105,6 +106,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(throughputPlugin);
     await app.register(deadDonorWatch);
     await app.register(prefixCaching, { timers: opts.timers });
+    await app.register(historyPlugin, { timers: opts.timers });
     await app.register(authPlugin);
     await app.register(api, { prefix: '/api/v1' });
     await app.register(consolePlugin);

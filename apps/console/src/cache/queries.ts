@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type {
   CacheStatus,
   ClientRateView,
+  EvictionLogEntry,
   PatchSessionView,
   SourceStatsView,
 } from '@freeloader/protocol';
@@ -13,6 +14,7 @@ export const cacheKeys = {
   sources: ['sources'] as const,
   clients: ['client-rates'] as const,
   sessions: ['patch-sessions'] as const,
+  evictions: ['evictions'] as const,
 };
 
 const every = (ms: number) => ({ refetchInterval: ms, staleTime: ms / 2 });
@@ -40,6 +42,13 @@ export const usePatchSessions = () =>
     queryKey: cacheKeys.sessions,
     queryFn: () => api<PatchSessionView[]>('GET', '/patch-sessions'),
     ...every(5_000),
+  });
+
+export const useEvictionLog = () =>
+  useQuery({
+    queryKey: cacheKeys.evictions,
+    queryFn: () => api<EvictionLogEntry[]>('GET', '/cache/evictions?limit=100'),
+    ...every(10_000),
   });
 
 /** Pin (never evict) or unpin a dataset. */

@@ -1,6 +1,7 @@
 import { Group, Progress, Text } from '@mantine/core';
 import type { DatasetView } from '@freeloader/protocol';
-import { formatPercent } from '../format';
+import { formatBytes, formatPercent } from '../format';
+import type { ImportProgress } from './import-progress';
 
 /** How much of a dataset the cache holds: 'full', a prefix percentage, or 'none'. */
 export function cachedLabel(d: Pick<DatasetView, 'cachedBytes' | 'sizeBytes'>): string {
@@ -9,19 +10,63 @@ export function cachedLabel(d: Pick<DatasetView, 'cachedBytes' | 'sizeBytes'>): 
   return `prefix ${formatPercent(d.cachedBytes / d.sizeBytes)}`;
 }
 
-/** A small bar with the cached fraction and its label. */
-export function CachedBar({ dataset }: { dataset: DatasetView }) {
-  const fraction = dataset.sizeBytes === 0 ? 1 : dataset.cachedBytes / dataset.sizeBytes;
+/**
+ * What the cached column says: an importing dataset's progress ("importing 42 %", with bytes),
+ * else {@link cachedLabel}.
+ *
+ * @example cachedText({ state: 'importing', … }, { doneBytes: 1, totalBytes: 4 }) // 'importing 25 %'
+ */
+export function cachedText(
+  d: Pick<DatasetView, 'cachedBytes' | 'sizeBytes' | 'state'>,
+  progress?: ImportProgress,
+): { label: string; fraction: number; detail?: string } {
+  if (d.state === 'importing') {
+    const fraction =
+      progress && progress.totalBytes > 0 ? progress.doneBytes / progress.totalBytes : 0;
+    return {
+      label: progress ? `importing ${formatPercent(fraction)}` : 'importing',
+      fraction,
+      ...(progress
+        ? { detail: `${formatBytes(progress.doneBytes)} of ${formatBytes(progress.totalBytes)}` }
+        : {}),
+    };
+  }
+  return {
+    label: cachedLabel(d),
+    fraction: d.sizeBytes === 0 ? 1 : d.cachedBytes / d.sizeBytes,
+  };
+}
+
+/** A small bar with the cached fraction (or import progress) and its label. */
+export function CachedBar({
+  dataset,
+  progress,
+}: {
+  dataset: DatasetView;
+  progress?: ImportProgress;
+}) {
+  const t = cachedText(dataset, progress);
   return (
-    <Group gap={6} wrap="nowrap">
+    <Group gap={6} wrap="nowrap" data-testid="cached">
       <Progress
-        w={60}
+        w={48}
         size="sm"
-        value={fraction * 100}
-        color={fraction >= 1 ? 'teal' : 'blue'}
+        value={Math.min(1, t.fraction) * 100}
+        color={dataset.state === 'importing' ? 'blue' : t.fraction >= 1 ? 'teal' : 'blue'}
+        animated={dataset.state === 'importing'}
         aria-hidden
+        style={{ flex: 'none' }}
       />
-      <Text size="xs">{cachedLabel(dataset)}</Text>
+      <div>
+        <Text size="xs" style={{ whiteSpace: 'nowrap' }}>
+          {t.label}
+        </Text>
+        {t.detail && (
+          <Text size="xs" c="dimmed" style={{ whiteSpace: 'nowrap' }}>
+            {t.detail}
+          </Text>
+        )}
+      </div>
     </Group>
   );
 }

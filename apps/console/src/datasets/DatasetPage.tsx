@@ -1,15 +1,22 @@
 import { Anchor, Code, Group, Paper, SimpleGrid, Stack, Text, Title } from '@mantine/core';
-import { Link, useParams } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
 import type { DatasetView } from '@freeloader/protocol';
+import { historyPoints, useHistory } from '../api/history';
+import { usePrincipalNames } from '../api/principals';
 import { useDataset, usePlacement, useThroughput, useTransfers } from '../api/queries';
-import { formatBytes, formatSince } from '../format';
+import { TimeChart } from '../charts/TimeChart';
+import { formatBytes, formatRate, formatSince } from '../format';
+import { FailedAttempts } from '../transfers/FailedAttempts';
+import { ImportControls } from '../transfers/ImportControls';
 import { TransferList } from '../transfers/TransferList';
 import { ErrorAlert, Loading } from '../ui/feedback';
+import { BackIcon } from '../ui/icons';
 import { StateBadge } from '../ui/StateBadge';
 import { cachedLabel } from './CachedBar';
 import { DatasetActions } from './DatasetActions';
 import { PlacementMap } from './PlacementMap';
-import { ThroughputChart } from './ThroughputChart';
+import { ReadPanel } from './ReadPanel';
+import { mergeRatePoints } from './throughput-points';
 
 function Fact({ label, children }: { label: string; children: React.ReactNode }) {
   return (
@@ -60,7 +67,10 @@ export function DatasetPage() {
   const placement = usePlacement(id);
   const importing = dataset.data?.state === 'importing';
   const throughput = useThroughput(id, importing);
+  const persisted = useHistory('dataset_rate', id, importing ? 5_000 : 60_000);
   const transfers = useTransfers();
+  const navigate = useNavigate();
+  const nameOf = usePrincipalNames();
   if (dataset.isPending) return <Loading label="Loading the dataset…" />;
   if (dataset.isError) return <ErrorAlert error={dataset.error} />;
   const d = dataset.data;
@@ -75,10 +85,10 @@ export function DatasetPage() {
             to={parent ? `/datasets?path=${encodeURIComponent(parent)}` : '/datasets'}
             size="sm"
           >
-            ← {parent || 'All datasets'}
+            <BackIcon size={14} /> {parent || 'All datasets'}
           </Anchor>
-          <Group gap="sm">
-            <Title order={2} style={{ wordBreak: 'break-all' }}>
+          <Group gap="sm" wrap="nowrap" align="start">
+            <Title order={2} style={{ overflowWrap: 'anywhere', minWidth: 0 }}>
               {d.path}
             </Title>
             <StateBadge state={d.state} />
@@ -87,12 +97,23 @@ export function DatasetPage() {
             from {d.sourceUri ?? 'no source'}
           </Text>
         </Stack>
-        <DatasetActions dataset={d} />
+        <Group gap="xs">
+          <ImportControls
+            datasetId={d.id}
+            name={d.path}
+            state={d.state}
+            onRetried={(res) => void navigate(`/datasets/${res.datasetId}`, { replace: true })}
+          />
+          <DatasetActions dataset={d} />
+        </Group>
       </Group>
       {d.error && <ErrorAlert error={new Error(d.error)} title="The last import failed" />}
       <Paper withBorder p="md">
         <Facts d={d} />
       </Paper>
+      <Section title="How to read this dataset">
+        <ReadPanel dataset={d} />
+      </Section>
       <Section title="Placement">
         {placement.isPending ? (
           <Loading />
@@ -103,20 +124,38 @@ export function DatasetPage() {
         )}
       </Section>
       <Section title="Throughput">
-        <ThroughputChart
-          points={(throughput.data?.samples ?? []).map((s) => ({
-            at: Date.parse(s.at),
-            rate: s.rate,
-          }))}
-          emptyHint="The manager keeps recent import throughput in memory; it is empty for datasets imported before its last restart."
+        <TimeChart
+          title="throughput"
+          format={formatRate}
+          minStepMs={(persisted.data?.sampleIntervalS ?? 1) * 1000}
+          series={[
+            {
+              key: 'rate',
+              label: 'import rate',
+              color: 'indigo.6',
+              points: mergeRatePoints(
+                historyPoints(persisted.data, id),
+                (throughput.data?.samples ?? []).map((s) => ({
+                  at: Date.parse(s.at),
+                  value: s.rate,
+                })),
+              ),
+            },
+          ]}
+          emptyHint="The manager samples import throughput while the dataset imports; it is kept across restarts."
         />
       </Section>
       <Section title="Transfers">
         <TransferList
           transfers={mine}
           datasetNames={{ [id]: d.path }}
-          donorNames={Object.fromEntries((placement.data?.donors ?? []).map((x) => [x.id, x.name]))}
+          donorNames={Object.fromEntries(
+            (mine.map((t) => t.agentId).filter(Boolean) as string[]).map((a) => [a, nameOf(a)]),
+          )}
         />
+      </Section>
+      <Section title="Failed attempts">
+        <FailedAttempts datasetId={id} />
       </Section>
     </Stack>
   );

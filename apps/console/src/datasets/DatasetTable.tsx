@@ -1,9 +1,11 @@
-import { Anchor, Group, Table, Text, Tooltip, UnstyledButton } from '@mantine/core';
+import { Anchor, Group, Table, Text, Tooltip, UnstyledButton, useMatches } from '@mantine/core';
 import { Link } from 'react-router';
 import type { DatasetView, FolderView } from '@freeloader/protocol';
 import { formatBytes, formatSince } from '../format';
+import { FolderIcon } from '../ui/icons';
 import { StateBadge } from '../ui/StateBadge';
 import { CachedBar } from './CachedBar';
+import type { ImportProgress } from './import-progress';
 
 export interface DatasetTableProps {
   datasets: readonly DatasetView[];
@@ -11,19 +13,27 @@ export interface DatasetTableProps {
   /** Show full paths (search results) rather than names within the folder. */
   fullPaths?: boolean;
   onOpenFolder?: (path: string) => void;
+  /** Import progress of importing datasets, by id. */
+  progress?: ReadonlyMap<string, ImportProgress>;
 }
 
 const lastName = (path: string) => path.split('/').at(-1) ?? path;
 
-/** Folders first, then datasets with size, cached fraction, state, source, donors, last access. */
+/**
+ * Folders first, then datasets with size, cached fraction (or import progress), state, source,
+ * donors, last access. On a phone only name, size, cached and state are shown, so nothing is
+ * cut or needs sideways scrolling.
+ */
 export function DatasetTable({
   datasets,
   folders = [],
   fullPaths = false,
   onOpenFolder,
+  progress,
 }: DatasetTableProps) {
+  const minWidth = useMatches({ base: 0, sm: 760 });
   return (
-    <Table.ScrollContainer minWidth={760}>
+    <Table.ScrollContainer minWidth={minWidth}>
       <Table highlightOnHover verticalSpacing="xs" aria-label="datasets">
         <Table.Thead>
           <Table.Tr>
@@ -31,9 +41,11 @@ export function DatasetTable({
             <Table.Th ta="right">Size</Table.Th>
             <Table.Th>Cached</Table.Th>
             <Table.Th>State</Table.Th>
-            <Table.Th>Source</Table.Th>
-            <Table.Th ta="right">Donors</Table.Th>
-            <Table.Th>Last access</Table.Th>
+            <Table.Th visibleFrom="sm">Source</Table.Th>
+            <Table.Th visibleFrom="sm" ta="right">
+              Donors
+            </Table.Th>
+            <Table.Th visibleFrom="sm">Last access</Table.Th>
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
@@ -44,9 +56,11 @@ export function DatasetTable({
                   onClick={() => onOpenFolder?.(f.path)}
                   aria-label={`open folder ${lastName(f.path)}`}
                 >
-                  <Group gap={6}>
-                    <Text aria-hidden>📁</Text>
-                    <Text fw={500}>{lastName(f.path)}/</Text>
+                  <Group gap={6} wrap="nowrap">
+                    <FolderIcon size={18} />
+                    <Text fw={500} style={{ overflowWrap: 'anywhere' }}>
+                      {lastName(f.path)}/
+                    </Text>
                   </Group>
                 </UnstyledButton>
               </Table.Td>
@@ -54,12 +68,12 @@ export function DatasetTable({
           ))}
           {datasets.map((d) => (
             <Table.Tr key={d.id}>
-              <Table.Td maw={280}>
+              <Table.Td maw={280} data-testid="dataset-name">
                 <Anchor
                   component={Link}
                   to={`/datasets/${d.id}`}
                   fw={500}
-                  style={{ wordBreak: 'break-all' }}
+                  style={{ overflowWrap: 'anywhere' }}
                 >
                   {fullPaths ? d.path : lastName(d.path)}
                 </Anchor>
@@ -68,20 +82,22 @@ export function DatasetTable({
                 {formatBytes(d.sizeBytes)}
               </Table.Td>
               <Table.Td>
-                <CachedBar dataset={d} />
+                <CachedBar dataset={d} progress={progress?.get(d.id)} />
               </Table.Td>
               <Table.Td>
                 <StateBadge state={d.state} />
               </Table.Td>
-              <Table.Td maw={260}>
+              <Table.Td maw={260} visibleFrom="sm">
                 <Tooltip label={d.sourceUri ?? 'no source'} openDelay={400}>
                   <Text size="xs" truncate="end" c="dimmed">
                     {d.sourceUri ?? '—'}
                   </Text>
                 </Tooltip>
               </Table.Td>
-              <Table.Td ta="right">{d.donorCount ?? '—'}</Table.Td>
-              <Table.Td style={{ whiteSpace: 'nowrap' }}>
+              <Table.Td ta="right" visibleFrom="sm">
+                {d.donorCount ?? '—'}
+              </Table.Td>
+              <Table.Td style={{ whiteSpace: 'nowrap' }} visibleFrom="sm">
                 <Text size="sm">{formatSince(d.lastAccessAt)}</Text>
               </Table.Td>
             </Table.Tr>

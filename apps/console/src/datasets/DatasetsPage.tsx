@@ -1,9 +1,10 @@
 import { Anchor, Breadcrumbs, Button, Group, Paper, Stack, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { Link, useSearchParams } from 'react-router';
-import { useListing, useSearch } from '../api/queries';
+import { useListing, useSearch, useTransfers } from '../api/queries';
 import { EmptyState, ErrorAlert, Loading } from '../ui/feedback';
 import { DatasetTable } from './DatasetTable';
+import { importProgress } from './import-progress';
 
 /** Browse the namespace as folders, or search every dataset by path. */
 export function DatasetsPage() {
@@ -14,6 +15,7 @@ export function DatasetsPage() {
   const listing = useListing(path);
   const search = useSearch(debounced);
   const searching = debounced.length > 0;
+  const progress = importProgress(useTransfers().data ?? []);
 
   const set = (next: { path?: string; q?: string }) => {
     const p = new URLSearchParams();
@@ -59,7 +61,7 @@ export function DatasetsPage() {
           aria-label="Search datasets"
           value={query}
           onChange={(e) => set({ q: e.currentTarget.value })}
-          w={280}
+          w={{ base: '100%', xs: 280 }}
         />
       </Group>
       <Paper withBorder p="xs">
@@ -73,7 +75,7 @@ export function DatasetsPage() {
               Search looks for the text anywhere in a dataset’s path.
             </EmptyState>
           ) : (
-            <DatasetTable datasets={search.data!} fullPaths />
+            <DatasetTable datasets={search.data!} fullPaths progress={progress} />
           )
         ) : listing.data!.folders.length + listing.data!.datasets.length === 0 ? (
           <EmptyState title={path ? 'This folder is empty' : 'No datasets yet'}>
@@ -89,6 +91,7 @@ export function DatasetsPage() {
             datasets={listing.data!.datasets}
             folders={listing.data!.folders}
             onOpenFolder={(p) => set({ path: p, q: '' })}
+            progress={progress}
           />
         )}
       </Paper>

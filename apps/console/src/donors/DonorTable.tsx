@@ -4,8 +4,10 @@ import type { AgentView } from '@freeloader/protocol';
 import { useRevokeAgent } from '../api/queries';
 import { formatAgo, formatBytes, formatRate } from '../format';
 import { EmptyState, ErrorAlert } from '../ui/feedback';
+import { Hint } from '../ui/Hint';
 import { StateBadge } from '../ui/StateBadge';
 import { ThrottleBadge } from '../ui/ThrottleBadge';
+import { TERMS } from '../ui/terms';
 import { MeasuredRates, ObservedRate } from './MeasuredRates';
 import { useDonorRates } from './queries';
 
@@ -64,7 +66,9 @@ export function DonorTable({ agents }: { agents: readonly AgentView[] }) {
               <Table.Th ta="right">Serving</Table.Th>
               <Table.Th>Measured</Table.Th>
               <Table.Th>Observed</Table.Th>
-              <Table.Th>Throttle</Table.Th>
+              <Table.Th>
+                <Hint label="Throttle" hint={TERMS.throttle} />
+              </Table.Th>
               <Table.Th>Last heartbeat</Table.Th>
               <Table.Th />
             </Table.Tr>

@@ -1,6 +1,7 @@
 import { Group, Paper, Stack, Text, Title } from '@mantine/core';
 import { useAgents, useMe } from '../api/queries';
 import { ErrorAlert, Loading } from '../ui/feedback';
+import { DonorHistory } from './DonorHistory';
 import { DonorTable } from './DonorTable';
 import { JoinTokens } from './JoinTokens';
 
@@ -36,7 +37,11 @@ export function DonorsPage() {
           <DonorTable agents={agents.data} />
         )}
       </Paper>
-      <Paper withBorder p="md">
+      <Paper withBorder p="md" component="section" aria-label="donor history">
+        <DonorHistory />
+      </Paper>
+      {/* Long enrollment commands scroll inside the card, never the page (phones). */}
+      <Paper withBorder p="md" style={{ overflowX: 'auto' }}>
         <JoinTokens />
       </Paper>
     </Stack>

@@ -14,13 +14,13 @@ const probe: AgentDiagnostics = {
 
 describe('donor rates', () => {
   it.each<[string, AgentDiagnostics | undefined, string, string | null]>([
-    ['a full probe', probe, 'disk 512 MB/s', 'net ↓ 118 MB/s ↑ 11.2 MB/s'],
+    ['a full probe', probe, 'disk 512 MB/s', 'net download 118 MB/s upload 11.2 MB/s'],
     ['a page-cache disk read', { ...probe, diskCached: true }, 'disk 512 MB/s (cached)', null],
     [
       'a failed network probe',
       { ...probe, uploadRate: null },
       'disk 512 MB/s',
-      'net ↓ 118 MB/s ↑ —',
+      'net download 118 MB/s upload —',
     ],
     ['no probe yet', undefined, 'not measured yet', null],
   ])('shows %s', (_name, d, disk, net) => {

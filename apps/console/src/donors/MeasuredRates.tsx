@@ -1,6 +1,7 @@
 import { Text } from '@mantine/core';
 import type { AgentDiagnostics, DonorRateView } from '@freeloader/protocol';
 import { formatRate } from '../format';
+import { ArrowDownIcon, ArrowUpIcon } from '../ui/icons';
 
 const rate = (r: number | null | undefined) => (r ? formatRate(r) : '—');
 
@@ -23,7 +24,8 @@ export function MeasuredRates({ d }: { d: AgentDiagnostics | undefined }) {
         {d.diskCached ? ' (cached)' : ''}
       </Text>
       <Text size="xs" data-testid="network-rate">
-        net ↓ {rate(d.downloadRate)} ↑ {rate(d.uploadRate)}
+        net <ArrowDownIcon size={12} title="download" /> {rate(d.downloadRate)}{' '}
+        <ArrowUpIcon size={12} title="upload" /> {rate(d.uploadRate)}
       </Text>
     </>
   );

@@ -6,13 +6,16 @@ import { EmptyState } from '../ui/feedback';
 import { StateBadge } from '../ui/StateBadge';
 import { ThrottleBadge, ThrottleSummaryBadge } from '../ui/ThrottleBadge';
 import { fractionDone, groupTransfers, type TransferGroup } from './group';
+import { ImportControls } from './ImportControls';
 
 export interface TransferListProps {
   transfers: readonly TransferView[];
   /** Dataset paths by id, for titles (ids are shown when unknown). */
   datasetNames?: Record<string, string>;
-  /** Donor names by id (admins know them; scientists see short ids). */
+  /** Donor names by id (unknown ids show as short ids). */
   donorNames?: Record<string, string>;
+  /** Dataset states by id: Cancel shows for importing datasets, Retry for failed ones. */
+  datasetStates?: Record<string, string>;
 }
 
 const shortId = (id: string | null) => (id ? id.slice(0, 8) : '—');
@@ -63,26 +66,49 @@ function Breakdown({
   );
 }
 
+/**
+ * What Cancel/Retry act on: the dataset's own state when known (an import whose jobs were all
+ * cancelled by a retry's predecessor is not retryable from here), else the group's.
+ */
+function importState(g: TransferGroup, datasetStates: Record<string, string>): string {
+  const own = g.datasetId ? datasetStates[g.datasetId] : undefined;
+  return own ?? (g.state === 'failed' ? 'unknown' : g.state);
+}
+
 function TransferCard({
   g,
   title,
   donorNames,
+  datasetStates,
 }: {
   g: TransferGroup;
   title: string;
   donorNames: Record<string, string>;
+  datasetStates: Record<string, string>;
 }) {
   const fraction = fractionDone(g);
   const remaining = Math.max(0, g.totalBytes - g.doneBytes);
   return (
-    <Paper withBorder p="sm" radius="md" component="article" aria-label={`${g.kind} ${title}`}>
-      <Group justify="space-between" wrap="nowrap" mb={6}>
-        <Group gap="xs" wrap="nowrap" miw={0}>
+    <Paper
+      withBorder
+      p="sm"
+      radius="md"
+      component="article"
+      aria-label={`${g.kind} ${title}`}
+      style={{ overflowX: 'auto' }}
+    >
+      <Group justify="space-between" wrap="wrap" gap="xs" mb={6}>
+        <Group gap="xs" wrap="wrap" miw={0}>
           <Text size="xs" tt="uppercase" c="dimmed" fw={700}>
             {g.kind}
           </Text>
           {g.datasetId ? (
-            <Anchor component={Link} to={`/datasets/${g.datasetId}`} fw={600} truncate>
+            <Anchor
+              component={Link}
+              to={`/datasets/${g.datasetId}`}
+              fw={600}
+              style={{ overflowWrap: 'anywhere' }}
+            >
               {title}
             </Anchor>
           ) : (
@@ -91,9 +117,18 @@ function TransferCard({
           <StateBadge state={g.state} />
           <ThrottleSummaryBadge donors={g.jobs.filter((j) => j.state === 'running')} />
         </Group>
-        <Text size="xs" c="dimmed" style={{ whiteSpace: 'nowrap' }}>
-          updated {formatSince(g.updatedAt)}
-        </Text>
+        <Group gap="xs" wrap="nowrap">
+          <Text size="xs" c="dimmed" style={{ whiteSpace: 'nowrap' }}>
+            updated {formatSince(g.updatedAt)}
+          </Text>
+          {g.kind === 'import' && g.datasetId && (
+            <ImportControls
+              datasetId={g.datasetId}
+              name={title}
+              state={importState(g, datasetStates)}
+            />
+          )}
+        </Group>
       </Group>
       <Progress.Root size="lg">
         <Progress.Section
@@ -134,7 +169,12 @@ function TransferCard({
  * Transfers as cards, one per dataset import (or delete), each with a progress bar, MB/s, ETA,
  * errors and a per-donor breakdown. Finished and failed transfers stay listed.
  */
-export function TransferList({ transfers, datasetNames = {}, donorNames = {} }: TransferListProps) {
+export function TransferList({
+  transfers,
+  datasetNames = {},
+  donorNames = {},
+  datasetStates = {},
+}: TransferListProps) {
   const groups = groupTransfers(transfers);
   if (groups.length === 0) {
     return (
@@ -151,6 +191,7 @@ export function TransferList({ transfers, datasetNames = {}, donorNames = {} }: 
           g={g}
           title={(g.datasetId && datasetNames[g.datasetId]) ?? `dataset ${shortId(g.datasetId)}`}
           donorNames={donorNames}
+          datasetStates={datasetStates}
         />
       ))}
     </Stack>

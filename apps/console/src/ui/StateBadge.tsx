@@ -18,7 +18,14 @@ const COLORS: Record<string, string> = {
 /** A state (dataset, job, donor) as a coloured badge; the text is the state itself. */
 export function StateBadge({ state }: { state: string }) {
   return (
-    <Badge color={COLORS[state] ?? 'gray'} variant="light" radius="sm" data-testid="state">
+    <Badge
+      color={COLORS[state] ?? 'gray'}
+      variant="light"
+      radius="sm"
+      data-testid="state"
+      // Never narrower than its word: a squeezed table cell must not cut "ready" to "R…".
+      style={{ minWidth: 'max-content', flex: 'none' }}
+    >
       {state}
     </Badge>
   );

@@ -19,6 +19,7 @@ import type { ImportPlan } from './plan-import.js';
 import { planPlacement } from './choose-policy.js';
 import { policySummary, recordPolicy } from './dataset-policy.js';
 import { markPrefixImport, observeProbe, planCached } from '../prefix/import-policy.js';
+import { recordStarter, userIdOf } from '../repositories/import-control.js';
 
 /** How long the manager waits for a source to answer its probe (milliseconds). */
 const PROBE_TIMEOUT_MS = 20_000;
@@ -78,7 +79,7 @@ export async function startImport(
     req.morselSize,
     async (bytes, extra) =>
       planPlacement(app, bytes, req, withExtraFree(await placementCandidates(app), extra), who),
-    { dryRun: req.dryRun },
+    { dryRun: req.dryRun, forImport: { forPath: path, forUserId: userIdOf(who) } },
   );
   const summary = {
     width: plan.width,
@@ -100,6 +101,7 @@ export async function startImport(
     state: plan.morsels === 0 ? 'ready' : 'importing',
   });
   await markPrefixImport(app, dataset.id, cacheBytes, probe.size);
+  await recordStarter(app.pg, dataset.id, path, userIdOf(who));
   await recordPolicy(app, dataset, plan.policy);
   if (plan.morsels === 0) return { dataset, probe, plan: summary };
   try {

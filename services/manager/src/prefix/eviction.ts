@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { bytesOverWatermark, planEviction, type CachedDataset } from '@freeloader/striping';
 import type { CachedDatasetView, EvictionTotals } from '@freeloader/protocol';
+import type { EvictionCause } from '../repositories/evictions.js';
 import { isoOrNull } from '../repositories/rows.js';
 import { prefixFromStats } from './prefix-sizing.js';
 import { sourceKey } from './source-key.js';
@@ -87,12 +88,16 @@ export async function cacheSpace(
  * prefix by LRU, then evict whole prefixes by LRU; pinned datasets are never touched. Returns
  * what was cut (it may be less than asked when everything left is pinned).
  */
-export async function evictBytes(app: FastifyInstance, needBytes: number): Promise<TrimResult[]> {
+export async function evictBytes(
+  app: FastifyInstance,
+  needBytes: number,
+  cause?: EvictionCause,
+): Promise<TrimResult[]> {
   if (!(needBytes > 0)) return [];
   const plan = planEviction(await evictionEntries(app), needBytes);
   const done: TrimResult[] = [];
   for (const step of plan.steps) {
-    const cut = await trimDataset(app, step.id, step.toBytes);
+    const cut = await trimDataset(app, step.id, step.toBytes, cause);
     if (cut) done.push(cut);
   }
   if (done.length > 0) {
@@ -125,6 +130,7 @@ export async function watermarkSweep(app: FastifyInstance): Promise<TrimResult[]
   return evictBytes(
     app,
     bytesOverWatermark(usedBytes, capacityBytes, HIGH_WATERMARK, LOW_WATERMARK),
+    { reason: 'watermark' },
   );
 }
 

@@ -3,6 +3,7 @@ import { FreeLoaderError, MORSEL_SIZE, type SourceProbe } from '@freeloader/prot
 import { redactUri } from '@freeloader/sources';
 import { waitForDeletes } from './eviction.js';
 import { makeRoom, type ExtraFree } from './make-room.js';
+import type { EvictionCause } from '../repositories/evictions.js';
 import { prefixFromStats } from './prefix-sizing.js';
 import { sourceKey } from './source-key.js';
 
@@ -40,7 +41,7 @@ export async function planCached<P>(
   client: string,
   morselSize: number | undefined,
   plan: PlanImport<P>,
-  opts: { dryRun?: boolean } = {},
+  opts: { dryRun?: boolean; forImport?: Omit<EvictionCause, 'reason'> } = {},
 ): Promise<CachePlanned<P>> {
   try {
     return { plan: await plan(probe.size), cacheBytes: probe.size };
@@ -68,7 +69,13 @@ export async function planCached<P>(
       throw e;
     }
   };
-  const room = await makeRoom(app, { whole: probe.size, target, fits, dryRun: opts.dryRun });
+  const room = await makeRoom(app, {
+    whole: probe.size,
+    target,
+    fits,
+    dryRun: opts.dryRun,
+    cause: { reason: 'import', ...opts.forImport },
+  });
   if (opts.dryRun)
     return { plan: await plan(room.cacheBytes, room.extra), cacheBytes: room.cacheBytes };
   for (const datasetId of room.abandoned) {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { FreeLoaderError, formatSize } from '@freeloader/protocol';
 import { planEviction, type EvictionStep } from '@freeloader/striping';
 import { withTransaction, type Queryable } from '../db/pool.js';
+import type { EvictionCause } from '../repositories/evictions.js';
 import { extensionReservations } from '../repositories/reservations.js';
 import { getPlacement } from '../repositories/placement.js';
 import { abandonExtensionIn } from './abandon-extension.js';
@@ -133,7 +134,7 @@ type MorselOf = (id: string) => { sizeBytes: number; morselSize: number };
  */
 export async function makeRoom(
   app: FastifyInstance,
-  input: { whole: number; target: number; fits: Fits; dryRun?: boolean },
+  input: { whole: number; target: number; fits: Fits; dryRun?: boolean; cause?: EvictionCause },
 ): Promise<RoomMade> {
   return withTransaction(app.pg, async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [MAKE_ROOM_LOCK]);
@@ -169,7 +170,7 @@ export async function makeRoom(
     }
     const cuts: TrimResult[] = [];
     for (const step of steps.slice(0, option.steps)) {
-      const cut = await trimDatasetIn(tx, step.id, step.toBytes);
+      const cut = await trimDatasetIn(tx, step.id, step.toBytes, input.cause);
       if (cut) cuts.push(cut);
     }
     return { cacheBytes: option.cacheBytes, extra, abandoned, cuts };

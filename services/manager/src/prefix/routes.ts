@@ -147,7 +147,10 @@ const prefixRoutes: FastifyPluginAsyncTypebox = async (app) => {
           `dataset ${dataset.path} is ${dataset.state}`,
         );
       }
-      const cut = await trimDataset(app, dataset.id, req.body.cachedBytes);
+      const cut = await trimDataset(app, dataset.id, req.body.cachedBytes, {
+        reason: 'admin',
+        forUserId: req.user?.id ?? null,
+      });
       const { perDonor: _perDonor, ...view } = cut ?? {
         datasetId: dataset.id,
         kind: 'none' as const,

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { FastifyInstance } from 'fastify';
 import { donorOf, morselLength, type Extent } from '@freeloader/protocol';
 import { withTransaction, type Queryable } from '../db/pool.js';
+import { recordCut, type EvictionCause } from '../repositories/evictions.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { getPlacement, setPlacement } from '../repositories/placement.js';
 import { abandonExtensionIn } from './abandon-extension.js';
@@ -78,13 +79,17 @@ async function giveBack(tx: Queryable, agentId: string, datasetId: string, bytes
  * bytes back, `cached_bytes` drops, the cut is recorded, and each donor gets a delete job for
  * its morsels from the cut on. Morsel hashes stay: they verify later patches of the same bytes.
  * Returns null when there is nothing to cut (gone, pinned, not ready, or already short enough).
+ * `cause` (why, for which import) goes into the eviction log.
  */
 export async function trimDataset(
   app: FastifyInstance,
   datasetId: string,
   toBytes: number,
+  cause?: EvictionCause,
 ): Promise<TrimResult | null> {
-  const result = await withTransaction(app.pg, (tx) => trimDatasetIn(tx, datasetId, toBytes));
+  const result = await withTransaction(app.pg, (tx) =>
+    trimDatasetIn(tx, datasetId, toBytes, cause),
+  );
   if (result) app.events.publish({ type: 'dataset', datasetId, state: 'ready' });
   return result;
 }
@@ -94,6 +99,7 @@ export async function trimDatasetIn(
   tx: pg.PoolClient,
   datasetId: string,
   toBytes: number,
+  cause?: EvictionCause,
 ): Promise<TrimResult | null> {
   const { rows } = await tx.query<{
     size_bytes: number;
@@ -128,11 +134,7 @@ export async function trimDatasetIn(
   await tx.query('UPDATE datasets SET cached_bytes = $2 WHERE id = $1', [datasetId, target]);
   const kind = target === 0 ? ('evict' as const) : ('trim' as const);
   const freedBytes = d.cached_bytes - target;
-  await tx.query('INSERT INTO cache_evictions (dataset_id, kind, bytes) VALUES ($1, $2, $3)', [
-    datasetId,
-    kind,
-    freedBytes,
-  ]);
+  await recordCut(tx, { datasetId, kind, bytes: freedBytes }, cause);
   for (const donor of donors) {
     await enqueueJob(tx, {
       kind: 'delete',

@@ -6,6 +6,9 @@ import datasetViews from './dataset-views.js';
 import diagnostics from './diagnostics.js';
 import events from './events.js';
 import health from './health.js';
+import history from './history.js';
+import importControl from './import-control.js';
+import cacheLog from './cache-log.js';
 import imports from './imports.js';
 import jobs from './jobs.js';
 import namespace from './namespace.js';
@@ -37,6 +40,9 @@ const api: FastifyPluginAsync = async (app) => {
     transfers,
     events,
     users,
+    importControl,
+    cacheLog,
+    history,
   ]) {
     await app.register(routes);
   }

@@ -1,0 +1,130 @@
+import type { FastifyInstance } from 'fastify';
+import { FreeLoaderError, type ImportControlResult, type UserView } from '@freeloader/protocol';
+import { withTransaction } from '../db/pool.js';
+import {
+  carryFailures,
+  failedJobsOf,
+  importControlRow,
+  markFailed,
+  removeFailedDataset,
+  type ImportControlRow,
+} from '../repositories/import-control.js';
+import { adoptHistory } from '../repositories/history.js';
+import { failImport } from './import-outcome.js';
+import { startImport } from './start-import.js';
+
+/** Only an admin or the user who started an import may stop or restart it. */
+function authorize(user: UserView, row: ImportControlRow, verb: string): void {
+  if (user.role === 'admin' || (row.createdBy !== null && row.createdBy === user.id)) return;
+  throw new FreeLoaderError(
+    'FORBIDDEN',
+    `only an admin or the user who started the import of ${row.path} may ${verb} it`,
+  );
+}
+
+async function controlled(app: FastifyInstance, datasetId: string, user: UserView, verb: string) {
+  const row = await importControlRow(app.pg, datasetId);
+  if (!row) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${datasetId}`);
+  authorize(user, row, verb);
+  return row;
+}
+
+/**
+ * Cancel an import in flight: its jobs are cancelled (running ones stop at their next progress
+ * report and free what they stored), its reservations are released, donors drop what they hold,
+ * and the dataset ends `failed` with "cancelled by <user>", so it can be retried or deleted.
+ *
+ * @example await cancelImport(app, datasetId, req.user!) // { datasetId, state: 'failed' }
+ */
+export async function cancelImport(
+  app: FastifyInstance,
+  datasetId: string,
+  user: UserView,
+): Promise<ImportControlResult> {
+  const row = await controlled(app, datasetId, user, 'cancel');
+  if (row.state !== 'importing') {
+    throw new FreeLoaderError('CONFLICT', `${row.path} is ${row.state}, not importing`);
+  }
+  await failImport(app, datasetId, `cancelled by ${user.username}`);
+  const after = await importControlRow(app.pg, datasetId);
+  if (after?.state === 'importing') {
+    throw new FreeLoaderError('CONFLICT', `${row.path} could not be cancelled`);
+  }
+  app.log.info({ dataset: datasetId, by: user.username }, 'import cancelled');
+  return { datasetId, state: 'failed' };
+}
+
+/**
+ * Retry a failed import: the failed dataset row goes (its delete jobs still clean the donors)
+ * and the same source is imported again under the same path, as the same starter, with the
+ * same placement policy. The new dataset keeps the old one's failed attempts and throughput
+ * history. If the new import
+ * cannot start (source gone, no space) the path is left `failed` with that reason: nothing is
+ * lost, and the caller gets the error.
+ */
+export async function retryImport(
+  app: FastifyInstance,
+  datasetId: string,
+  user: UserView,
+): Promise<ImportControlResult> {
+  const row = await controlled(app, datasetId, user, 'retry');
+  if (row.state !== 'failed') {
+    throw new FreeLoaderError(
+      'CONFLICT',
+      `${row.path} is ${row.state}; only a failed import can be retried`,
+    );
+  }
+  if (!row.sourceUri) {
+    throw new FreeLoaderError('CONFLICT', `${row.path} has no source to import from`);
+  }
+  const taken = await withTransaction(app.pg, async (tx) => {
+    const locked = await importControlRow(tx, datasetId, true);
+    if (locked?.state !== 'failed') return null;
+    const jobs = await failedJobsOf(tx, datasetId);
+    await removeFailedDataset(tx, datasetId);
+    return { jobs, row: locked };
+  });
+  if (!taken) throw new FreeLoaderError('CONFLICT', `${row.path} is already being retried`);
+  const starter = taken.row.createdBy ?? user.id;
+  app.events.publish({ type: 'dataset', datasetId, state: 'deleted' });
+  try {
+    const started = await startImport(
+      app,
+      { uri: row.sourceUri, name: row.path, ...(row.policy ? { policy: row.policy } : {}) },
+      starter,
+    );
+    const id = started.dataset!.id;
+    await carryFailures(app.pg, taken.jobs, id);
+    await adoptHistory(app.pg, 'dataset_rate', datasetId, id);
+    app.log.info({ dataset: id, previous: datasetId, by: user.username }, 'import retried');
+    return {
+      datasetId: id,
+      state: started.dataset!.state === 'ready' ? 'ready' : 'importing',
+      previousDatasetId: datasetId,
+    };
+  } catch (e) {
+    await restoreFailed(app, taken.row, taken.jobs, e).catch((err: unknown) =>
+      app.log.error({ err }, 'could not record the failed retry'),
+    );
+    throw e;
+  }
+}
+
+/** A retry that could not start leaves the path `failed` with the new reason. */
+async function restoreFailed(
+  app: FastifyInstance,
+  row: ImportControlRow,
+  jobs: string[],
+  cause: unknown,
+): Promise<void> {
+  const again = await app.namespaceRepo.createDataset({
+    path: row.path,
+    sourceUri: row.sourceUri,
+    sizeBytes: row.sizeBytes,
+    state: 'failed',
+  });
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  await markFailed(app.pg, again.id, `retry failed: ${reason}`, row.createdBy);
+  await carryFailures(app.pg, jobs, again.id);
+  app.events.publish({ type: 'dataset', datasetId: again.id, state: 'failed' });
+}
