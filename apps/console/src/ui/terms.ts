@@ -16,4 +16,3 @@ export const TERMS = {
     'active (owner working, capped), contended (the machine is busy with other work, so ' +
     'serving backs off), paused (the owner paused donating).',
 } as const;
-
