@@ -1,8 +1,9 @@
-import { Anchor, Stack, Text } from '@mantine/core';
+import { Anchor, Text } from '@mantine/core';
 import { Link } from 'react-router';
 import type { EvictionLogEntry } from '@freeloader/protocol';
 import { formatBytes } from '../format';
 import { EmptyState, ErrorAlert, Loading } from '../ui/feedback';
+import { TimedList } from '../ui/TimedList';
 import { useEvictionLog } from './queries';
 
 const WHAT: Record<EvictionLogEntry['kind'], string> = {
@@ -40,39 +41,28 @@ export function EvictionLog() {
     );
   }
   return (
-    <Stack
-      gap={6}
-      component="ol"
-      style={{ listStyle: 'none', padding: 0, margin: 0 }}
-      aria-label="eviction log"
-    >
-      {log.data.map((e) => (
-        <li key={e.id} data-testid="eviction">
-          <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
-            <Text span c="dimmed" size="xs">
-              {new Date(e.at).toLocaleString()}
-            </Text>{' '}
-            {e.datasetId ? (
-              <Anchor component={Link} to={`/datasets/${e.datasetId}`} size="sm" fw={600}>
-                {e.datasetPath ?? e.datasetId.slice(0, 8)}
-              </Anchor>
-            ) : (
-              <Text span fw={600}>
-                {e.datasetPath ?? 'a deleted dataset'}
-              </Text>
-            )}{' '}
-            {WHAT[e.kind]} ({formatBytes(e.bytes)})
-          </Text>
-          <Text
-            size="xs"
-            c="dimmed"
-            style={{ overflowWrap: 'anywhere' }}
-            data-testid="eviction-why"
-          >
-            {evictionWhy(e)}
-          </Text>
-        </li>
-      ))}
-    </Stack>
+    <TimedList
+      label="eviction log"
+      testId="eviction"
+      detailTestId="eviction-why"
+      items={log.data}
+      keyOf={(e) => e.id}
+      atOf={(e) => e.at}
+      head={(e) => (
+        <>
+          {e.datasetId ? (
+            <Anchor component={Link} to={`/datasets/${e.datasetId}`} size="sm" fw={600}>
+              {e.datasetPath ?? e.datasetId.slice(0, 8)}
+            </Anchor>
+          ) : (
+            <Text span fw={600}>
+              {e.datasetPath ?? 'a deleted dataset'}
+            </Text>
+          )}{' '}
+          {WHAT[e.kind]} ({formatBytes(e.bytes)})
+        </>
+      )}
+      detail={evictionWhy}
+    />
   );
 }

@@ -1,7 +1,8 @@
-import { Anchor, Stack, Text } from '@mantine/core';
+import { Anchor, Text } from '@mantine/core';
 import { Link } from 'react-router';
 import { usePrincipalNames } from '../api/principals';
 import { EmptyState, ErrorAlert, Loading } from '../ui/feedback';
+import { TimedList } from '../ui/TimedList';
 import { useFailedAttempts } from './control';
 
 /**
@@ -21,37 +22,31 @@ export function FailedAttempts({ datasetId }: { datasetId?: string }) {
     );
   }
   return (
-    <Stack
-      gap={6}
-      component="ol"
-      style={{ listStyle: 'none', padding: 0, margin: 0 }}
-      aria-label="failed attempts"
-    >
-      {failures.data.map((f) => (
-        <li key={f.jobId} data-testid="failed-attempt">
-          <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
-            <Text span c="dimmed" size="xs">
-              {new Date(f.at).toLocaleString()}
-            </Text>{' '}
-            <Text span fw={600}>
-              {f.agentName ?? nameOf(f.agentId)}
-            </Text>
-            {!datasetId && f.datasetId && (
-              <>
-                {' · '}
-                <Anchor component={Link} to={`/datasets/${f.datasetId}`} size="sm">
-                  {f.datasetPath ?? f.datasetId.slice(0, 8)}
-                </Anchor>
-              </>
-            )}
-            {' · '}
-            {f.kind}
+    <TimedList
+      label="failed attempts"
+      testId="failed-attempt"
+      detailColor="red"
+      items={failures.data}
+      keyOf={(f) => f.jobId}
+      atOf={(f) => f.at}
+      head={(f) => (
+        <>
+          <Text span fw={600}>
+            {f.agentName ?? nameOf(f.agentId)}
           </Text>
-          <Text size="sm" c="red" style={{ overflowWrap: 'anywhere' }}>
-            {f.error}
-          </Text>
-        </li>
-      ))}
-    </Stack>
+          {!datasetId && f.datasetId && (
+            <>
+              {' · '}
+              <Anchor component={Link} to={`/datasets/${f.datasetId}`} size="sm">
+                {f.datasetPath ?? f.datasetId.slice(0, 8)}
+              </Anchor>
+            </>
+          )}
+          {' · '}
+          {f.kind}
+        </>
+      )}
+      detail={(f) => f.error}
+    />
   );
 }
