@@ -226,12 +226,15 @@ describe('prefix caching with collective download', { timeout: 180_000 }, () => 
   it('replaces a patching node killed mid-read and still returns the right bytes', async () => {
     const src = await serve({ size: 24 * MiB, seed: 75 });
     const d = await prefixDataset(src, 'prefix/kill.bin', 7);
-    src.set({ bytesPerSecond: 8 * MiB });
+    // A slow source keeps every patching node busy for seconds, so the kill lands while the
+    // victim still has morsels to deliver however slowly a busy machine runs the client: it is
+    // made as soon as the first patched morsel (the 8th the client receives) is in.
+    src.set({ bytesPerSecond: 2 * MiB });
     const victim = bandwidthOnly[1]!;
     let killed = false;
     const out = await c.get(d.id, {
       onMorsel: (n) => {
-        if (n === 9 && !killed) {
+        if (n === 8 && !killed) {
           killed = true;
           victim.child.kill('SIGKILL');
         }
