@@ -48,3 +48,8 @@ for (const args of [['update', '-qq'], line.split(' ').slice(1).concat('-qq')]) 
     process.exit(1);
   }
 }
+// The FUSE addon is built at `npm ci` only when libfuse-dev was there; it may have come just now.
+if (missing.some((p) => /fuse|g\+\+|make|pkg-config/.test(p))) {
+  const addon = fileURLToPath(new URL('../apps/agent/scripts/build-fuse.mjs', import.meta.url));
+  spawnSync(process.execPath, [addon], { stdio: 'inherit' });
+}
