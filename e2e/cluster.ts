@@ -58,8 +58,15 @@ function spawnAgent(managerUrl: string, token: string, dir: string, name: string
       name,
     ],
     {
-      // The join token goes by environment, as the cluster command does it.
-      env: { ...process.env, FREELOADER_JOIN_TOKEN: token, LOG_LEVEL: 'warn' },
+      // The join token goes by environment, as the cluster command does it; and, as there, the
+      // agents sharing one machine do not throttle on its load (each other's work, a busy CI
+      // machine): the throttle spec starts its own agent that does.
+      env: {
+        ...process.env,
+        FREELOADER_JOIN_TOKEN: token,
+        FREELOADER_IGNORE_LOAD: '1',
+        LOG_LEVEL: 'warn',
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   );
