@@ -10,8 +10,10 @@ import {
 import { requireUser } from '../auth/guards.js';
 import { cancelImport, retryImport } from '../imports/import-control.js';
 import { failedAttempts } from '../repositories/failed-attempts.js';
+import { IMPORT_ERRORS } from './imports.js';
 
 /** Cancel and retry of imports (admins, or the user who started one), and failed attempts. */
+
 const importControl: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/datasets/:id/cancel',
@@ -35,20 +37,7 @@ const importControl: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['transfers'],
         summary: 'Import a failed dataset again from its source, under the same path',
         params: IdParams,
-        response: {
-          200: ImportControlResult,
-          400: E,
-          401: E,
-          403: E,
-          404: E,
-          409: E,
-          422: E,
-          500: E,
-          502: E,
-          503: E,
-          504: E,
-          507: E,
-        },
+        response: { 200: ImportControlResult, 403: E, ...IMPORT_ERRORS },
       },
     },
     async (req) => retryImport(app, req.params.id, req.user!),

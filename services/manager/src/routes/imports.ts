@@ -3,6 +3,23 @@ import { ErrorBodySchema as E, ImportRequest, ImportResponse } from '@freeloader
 import { principalOf, requireUser } from '../auth/guards.js';
 import { startImport } from '../imports/start-import.js';
 
+/**
+ * Every error an import can answer with (bad request, auth, the source's and the cache's own):
+ * shared by the import route and the retry of a failed import.
+ */
+export const IMPORT_ERRORS = {
+  400: E,
+  401: E,
+  404: E,
+  409: E,
+  422: E,
+  500: E,
+  502: E,
+  503: E,
+  504: E,
+  507: E,
+} as const;
+
 /** Import a dataset by URI (or only probe and plan it with `dryRun`). */
 const imports: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
@@ -13,20 +30,7 @@ const imports: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['datasets'],
         summary: 'Import a dataset from a URI: probe, place, reserve, and queue donor imports',
         body: ImportRequest,
-        response: {
-          200: ImportResponse,
-          201: ImportResponse,
-          400: E,
-          401: E,
-          404: E,
-          409: E,
-          422: E,
-          500: E,
-          502: E,
-          503: E,
-          504: E,
-          507: E,
-        },
+        response: { 200: ImportResponse, 201: ImportResponse, ...IMPORT_ERRORS },
       },
     },
     async (req, reply) => {
