@@ -55,43 +55,45 @@ export function DonorHistory() {
           );
         })}
       </Group>
-      <div aria-label="space used over time">
-        <Text size="sm" fw={600}>
-          Space used
-        </Text>
-        <TimeChart
-          title="space used"
-          format={formatBytes}
-          minStepMs={stepMs}
-          series={donorSeries(used.data, nameOf, ids)}
-          emptyHint="The manager samples each donor’s used space every few seconds to minutes."
-        />
-      </div>
-      <div aria-label="serving rate over time">
-        <Text size="sm" fw={600}>
-          Serving rate
-        </Text>
-        <TimeChart
-          title="serving rate"
-          format={formatRate}
-          minStepMs={stepMs}
-          series={donorSeries(serving.data, nameOf, ids)}
-          emptyHint="How fast each donor served reads, as sampled by the manager."
-        />
-      </div>
-      <div aria-label="online over time">
-        <Text size="sm" fw={600}>
-          Online (1 = up)
-        </Text>
-        <TimeChart
-          title="uptime"
-          height={120}
-          format={(v) => (v >= 0.5 ? 'up' : 'down')}
-          minStepMs={stepMs}
-          series={donorSeries(up.data, nameOf, ids)}
-          emptyHint="Whether each donor was heartbeating when the manager sampled it."
-        />
-      </div>
+      {[
+        {
+          label: 'space used',
+          heading: 'Space used',
+          data: used.data,
+          format: formatBytes,
+          hint: 'The manager samples each donor’s used space every few seconds to minutes.',
+        },
+        {
+          label: 'serving rate',
+          heading: 'Serving rate',
+          data: serving.data,
+          format: formatRate,
+          hint: 'How fast each donor served reads, as sampled by the manager.',
+        },
+        {
+          label: 'online',
+          heading: 'Online (1 = up)',
+          title: 'uptime',
+          height: 120,
+          data: up.data,
+          format: (v: number) => (v >= 0.5 ? 'up' : 'down'),
+          hint: 'Whether each donor was heartbeating when the manager sampled it.',
+        },
+      ].map((chart) => (
+        <div key={chart.label} aria-label={`${chart.label} over time`}>
+          <Text size="sm" fw={600}>
+            {chart.heading}
+          </Text>
+          <TimeChart
+            title={chart.title ?? chart.label}
+            {...(chart.height ? { height: chart.height } : {})}
+            format={chart.format}
+            minStepMs={stepMs}
+            series={donorSeries(chart.data, nameOf, ids)}
+            emptyHint={chart.hint}
+          />
+        </div>
+      ))}
     </Stack>
   );
 }
