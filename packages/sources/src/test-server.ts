@@ -185,7 +185,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     const slice = rate ? Math.max(1, Math.floor(rate / 20)) : body.length;
     for (let at = 0; at < limit && !res.destroyed; at += slice) {
       const chunk = body.subarray(at, Math.min(at + slice, limit));
-      if (!res.write(chunk)) await new Promise((r) => res.once('drain', r).once('close', r));
+      if (!res.write(chunk)) await drainOrClose(res);
       if (rate && at + slice < limit) await sleep(50);
     }
     if (limit < body.length && opts.stallAfter === undefined) return void res.socket?.end();
@@ -247,4 +247,17 @@ function parseRange(
   }
   if (first >= size || first > last) return 'unsatisfiable';
   return [first, last];
+}
+
+/** Wait for `drain` or `close`, removing both listeners (a slow client drains hundreds of times). */
+function drainOrClose(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
