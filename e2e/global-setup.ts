@@ -17,5 +17,5 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   console.log(
     `e2e: cluster up in ${((Date.now() - started) / 1000).toFixed(1)} s at ${cluster.manager.url}`,
   );
-  return cluster.stop;
+  return () => cluster.stop();
 }

@@ -15,7 +15,7 @@ export function exactStream(
   async function* pass(): AsyncGenerator<Buffer> {
     let seen = 0;
     try {
-      for await (const chunk of body) {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
         seen += chunk.length;
         if (seen > expected) {
           throw new FreeLoaderError(

@@ -70,7 +70,7 @@ function coded(err: unknown, depth = 0): (Error & { code: string }) | null {
   if (typeof code === 'string' && code !== 'UND_ERR_SOCKET' && code !== 'ERR_ASSERTION') {
     return err as Error & { code: string };
   }
-  const inner = err instanceof AggregateError ? err.errors[0] : err.cause;
+  const inner: unknown = err instanceof AggregateError ? (err.errors as unknown[])[0] : err.cause;
   return (
     coded(inner, depth + 1) ?? (typeof code === 'string' ? (err as Error & { code: string }) : null)
   );

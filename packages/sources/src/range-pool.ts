@@ -40,7 +40,7 @@ export class RangePool {
         () => {
           const i = this.waiters.indexOf(waiter);
           if (i >= 0) this.waiters.splice(i, 1);
-          reject(signal.reason);
+          reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
         },
         { once: true },
       );

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { FreeLoaderError, type UserView } from '@freeloader/protocol';
-import { randomSecret } from './auth/secrets.js';
+import { randomSecret } from './db/stored-secrets.js';
 import { createUsersRepo, type NewUser } from './repositories/users.js';
 
 /**

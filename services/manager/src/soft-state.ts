@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Heartbeat } from '@freeloader/protocol';
 import type { EventBus } from './events.js';
+import type { SoftStateRow } from './repositories/agents.js';
 
 /** Liveness derived from heartbeats alone (revocation is a database fact, not soft state). */
 export type Liveness = 'live' | 'stale' | 'dead';
@@ -13,13 +14,6 @@ export interface SoftStateOptions {
   /** Wall clock for the `last_seen_at` display column only. */
   wallClock?: () => Date;
   bus?: EventBus;
-}
-
-/** One agent's latest sighting, as written to the agents table by the periodic flush. */
-export interface SoftStateRow {
-  agentId: string;
-  seenAt: Date;
-  heartbeat: Heartbeat | undefined;
 }
 
 interface Entry {

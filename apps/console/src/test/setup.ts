@@ -22,7 +22,8 @@ class NoResizeObserver {
   disconnect(): void {}
 }
 globalThis.ResizeObserver ??= NoResizeObserver as unknown as typeof ResizeObserver;
-window.HTMLElement.prototype.scrollIntoView ??= () => undefined;
+// jsdom has no scrollIntoView; Mantine's combobox calls it.
+(window.HTMLElement.prototype as { scrollIntoView?: unknown }).scrollIntoView ??= () => undefined;
 
 // findBy*/waitFor give up after 1 s by default; a busy 2-core CI machine (load average 10+)
 // renders a Mantine form in several. The wait still ends as soon as the element shows.

@@ -21,7 +21,12 @@ const TITLES: Record<string, string> = {
 export function ErrorAlert({ error, title }: { error: unknown; title?: string }) {
   if (!error) return null;
   const code = error instanceof ApiError ? error.code : undefined;
-  const message = error instanceof Error ? error.message : String(error);
+  const message =
+    error instanceof Error
+      ? error.message
+      : typeof error === 'string'
+        ? error
+        : JSON.stringify(error);
   return (
     <Alert
       color="red"

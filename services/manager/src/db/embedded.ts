@@ -3,7 +3,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 import { FreeLoaderError } from '@freeloader/protocol';
-import { randomSecret } from '../auth/secrets.js';
+import { randomSecret } from './stored-secrets.js';
 import { reachableDataDir } from './data-dir.js';
 import { withoutExitHooks } from './exit-hooks.js';
 

@@ -10,7 +10,9 @@ const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     oid === INT8_OID
       ? (value: string) => Number(value)
-      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+      : (pg.types.getTypeParser(oid, format) as (
+          value: string,
+        ) => unknown)) as typeof pg.types.getTypeParser,
 };
 
 /** A pool for `connectionString` whose int8 values come back as numbers. */
@@ -50,4 +52,9 @@ export async function inTransaction<T>(
   fn: (tx: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   return db instanceof pg.Pool ? withTransaction(db, fn) : fn(db);
+}
+
+/** Round-trip the database once (health checks): throws when it cannot be reached. */
+export async function pingDatabase(db: Queryable): Promise<void> {
+  await db.query('SELECT 1');
 }

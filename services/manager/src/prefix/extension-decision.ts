@@ -2,7 +2,7 @@ import { morselCount } from '@freeloader/protocol';
 
 /**
  * Reads that earn a partly cached dataset a longer prefix. Reads are counted with decay (see
- * read-stats.ts), so the test is "more than EXTEND_MIN_READS − 1": the third read qualifies while
+ * repositories/read-stats.ts), so the test is "more than EXTEND_MIN_READS − 1": the third read qualifies while
  * the two before it still count for more than one read together (within about a half-life).
  */
 export const EXTEND_MIN_READS = 3;
@@ -12,7 +12,7 @@ export interface ExtensionInput {
   sizeBytes: number;
   cachedBytes: number;
   morselSize: number;
-  /** Decayed read count (read-stats.ts). */
+  /** Decayed read count (repositories/read-stats.ts). */
   readScore: number;
   pinned: boolean;
   /** The dataset has a Range-capable source to import more morsels from. */

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { DatasetView } from '@freeloader/protocol';
 import { abandonExtension, considerExtension } from './extend-prefix.js';
 import { EXTEND_MIN_READS } from './extension-decision.js';
-import { recordRead } from './read-stats.js';
+import { recordRead } from '../repositories/read-stats.js';
 
 /**
  * After an import asked for the space extensions held, none starts for this long (ms): the

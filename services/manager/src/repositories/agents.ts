@@ -1,9 +1,8 @@
 import fp from 'fastify-plugin';
 import type pg from 'pg';
-import type { EnrollRequest } from '@freeloader/protocol';
-import { randomSecret, sameDigest, sha256 } from '../auth/secrets.js';
+import type { EnrollRequest, Heartbeat } from '@freeloader/protocol';
+import { randomSecret, sameDigest, sha256 } from '../db/stored-secrets.js';
 import { withTransaction } from '../db/pool.js';
-import type { SoftStateRow } from '../soft-state.js';
 import { consumeJoinToken } from './join-tokens.js';
 
 /** An agent as stored, with the bytes its active reservations hold. */
@@ -68,6 +67,13 @@ const toRecord = (r: AgentRow): AgentRecord => ({
   revokedAt: r.revoked_at,
   reservedBytes: r.reserved_bytes,
 });
+
+/** One agent's latest sighting, as written to the agents table by the periodic flush. */
+export interface SoftStateRow {
+  agentId: string;
+  seenAt: Date;
+  heartbeat: Heartbeat | undefined;
+}
 
 /** Agents: enrollment, credential checks, revocation and the soft-state flush. */
 export function createAgentsRepo(pool: pg.Pool) {

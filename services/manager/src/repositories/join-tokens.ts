@@ -6,7 +6,7 @@ import {
   type JoinTokenCreated,
   type JoinTokenView,
 } from '@freeloader/protocol';
-import { randomSecret, sha256 } from '../auth/secrets.js';
+import { randomSecret, sha256 } from '../db/stored-secrets.js';
 import type { Queryable } from '../db/pool.js';
 import { iso } from './rows.js';
 

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import { FreeLoaderError, SESSION_TTL_S, type Role, type UserView } from '@freeloader/protocol';
-import { hashPassword, randomSecret, sha256 } from '../auth/secrets.js';
+import { hashPassword, randomSecret, sha256 } from '../db/stored-secrets.js';
 import type { Queryable } from '../db/pool.js';
 import { isPgError, UNIQUE_VIOLATION } from './rows.js';
 

@@ -9,7 +9,7 @@ import {
   UserView,
 } from '@freeloader/protocol';
 import { requireUser, SESSION_COOKIE } from '../auth/guards.js';
-import { DUMMY_PASSWORD_HASH, verifyPassword } from '../auth/secrets.js';
+import { DUMMY_PASSWORD_HASH, verifyPassword } from '../db/stored-secrets.js';
 
 /** Sessions: log in (token in the body and as an httpOnly cookie), log out, who am I. */
 const auth: FastifyPluginAsyncTypebox = async (app) => {

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorBodySchema as E, FreeLoaderError, HealthResponse } from '@freeloader/protocol';
+import { pingDatabase } from '../db/pool.js';
 import { MANAGER_VERSION } from '../version.js';
 
 /** `GET /health`: anyone; 200 only when the manager can reach its database. */
@@ -16,7 +17,7 @@ const health: FastifyPluginAsyncTypebox = async (app) => {
     },
     async () => {
       try {
-        await app.pg.query('SELECT 1');
+        await pingDatabase(app.pg);
       } catch (e) {
         throw new FreeLoaderError(
           'UNAVAILABLE',

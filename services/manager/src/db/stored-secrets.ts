@@ -1,3 +1,6 @@
+// How secrets are kept at rest: passwords as scrypt strings, tokens and credentials as SHA-256
+// digests, never in the clear. It sits in db/ because repositories mint and check secrets in the
+// same statement that stores them, and repositories import nothing but db/.
 import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 
