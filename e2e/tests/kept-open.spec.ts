@@ -94,6 +94,10 @@ test('sign in; an importing dataset shows its progress in the list, not "none"',
   await expect(row.getByTestId('cached')).toContainText(/B of 24\.0 MiB/);
   await expect(row.getByTestId('cached')).not.toContainText('none');
   await shot(page, 'kept-01-import-progress-in-list');
+  // Progress shown; now the import must still be running when the next test cancels it, however
+  // slow the machine: a trickle (3 donors × 16 KiB/s) keeps it in flight for minutes, and bytes
+  // keep flowing so no donor times the source out.
+  src.set({ bytesPerSecond: 16 * 1024 });
 });
 
 test('transfers: cancel stops the import and leaves the dataset failed, with Retry', async () => {
@@ -131,6 +135,9 @@ test('retry re-imports; a source change fails it and the failed attempts name th
   await page.waitForTimeout(Math.max(0, cancelledAt + 12_000 - Date.now()));
   await page.goto(`${URL}/datasets/${datasetId}`);
   await expect(page.getByText('cancelled by admin')).toBeVisible();
+  // Fast enough to store a morsel soon, slow enough (3 × 128 KiB/s: over a minute for 24 MiB)
+  // that the source changes while the import is still running.
+  src.set({ bytesPerSecond: 128 * 1024 });
   await page.getByRole('button', { name: `retry import of ${PATH}` }).click();
   retriedAt = Date.now();
   await expect(page).not.toHaveURL(new RegExp(datasetId), { timeout: 60_000 });

@@ -37,7 +37,7 @@ export interface TestServerOptions {
   redirect?: 'loop' | number;
   /** Wait before answering each request (ms). */
   delayMs?: number;
-  /** Per-connection rate limit (bytes/second) for bodies. */
+  /** Per-connection rate limit (bytes/second) for bodies; a change applies to bodies in flight. */
   bytesPerSecond?: number;
   /** Send only this many body bytes, then drop the connection (short-body tests). */
   truncateAt?: number;
@@ -180,13 +180,15 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     res.writeHead(status, { ...headers, 'content-length': String(body.length) });
     if (headOnly) return void res.end();
     const limit = Math.min(body.length, opts.truncateAt ?? Infinity, opts.stallAfter ?? Infinity);
-    const rate = opts.bytesPerSecond;
     // Rate limit: 20 slices a second. No pipelining, so one response per connection at a time.
-    const slice = rate ? Math.max(1, Math.floor(rate / 20)) : body.length;
-    for (let at = 0; at < limit && !res.destroyed; at += slice) {
+    // The rate is read per slice, so `set({ bytesPerSecond })` also slows bodies in flight.
+    for (let at = 0; at < limit && !res.destroyed;) {
+      const rate = opts.bytesPerSecond;
+      const slice = rate ? Math.max(1, Math.floor(rate / 20)) : body.length;
       const chunk = body.subarray(at, Math.min(at + slice, limit));
+      at += chunk.length;
       if (!res.write(chunk)) await drainOrClose(res);
-      if (rate && at + slice < limit) await sleep(50);
+      if (rate && at < limit) await sleep(50);
     }
     if (limit < body.length && opts.stallAfter === undefined) return void res.socket?.end();
     if (limit < body.length) return; // stalled: the client must time out
