@@ -54,8 +54,10 @@ async function expectNoEmoji(p: Page): Promise<void> {
 }
 
 test.beforeAll(async () => {
-  // 24 MiB at 512 KiB/s per connection: an import takes long enough to watch and cancel.
-  src = await startTestServer({ size: 24 * 1048576, bytesPerSecond: 512 * 1024, seed: 18 });
+  // The first import must still be running when it is cancelled, however slow the machine: each
+  // donor fetches over 4 connections, so 3 donors × 4 × 8 KiB/s ≈ 96 KiB/s keeps 24 MiB in
+  // flight for over four minutes, with bytes flowing (no donor times the source out).
+  src = await startTestServer({ size: 24 * 1048576, bytesPerSecond: 8 * 1024, seed: 18 });
   const login = await fetch(`${URL}/api/v1/auth/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -94,10 +96,6 @@ test('sign in; an importing dataset shows its progress in the list, not "none"',
   await expect(row.getByTestId('cached')).toContainText(/B of 24\.0 MiB/);
   await expect(row.getByTestId('cached')).not.toContainText('none');
   await shot(page, 'kept-01-import-progress-in-list');
-  // Progress shown; now the import must still be running when the next test cancels it, however
-  // slow the machine: a trickle (3 donors × 16 KiB/s) keeps it in flight for minutes, and bytes
-  // keep flowing so no donor times the source out.
-  src.set({ bytesPerSecond: 16 * 1024 });
 });
 
 test('transfers: cancel stops the import and leaves the dataset failed, with Retry', async () => {
@@ -135,27 +133,16 @@ test('retry re-imports; a source change fails it and the failed attempts name th
   await page.waitForTimeout(Math.max(0, cancelledAt + 12_000 - Date.now()));
   await page.goto(`${URL}/datasets/${datasetId}`);
   await expect(page.getByText('cancelled by admin')).toBeVisible();
-  // Fast enough to store a morsel soon, slow enough (3 × 128 KiB/s: over a minute for 24 MiB)
-  // that the source changes while the import is still running.
-  src.set({ bytesPerSecond: 128 * 1024 });
+  // 12 connections × 32 KiB/s: the retried import needs over a minute, and the source changes
+  // under it as soon as it is running (its donors then fail on the new ETag).
+  src.set({ bytesPerSecond: 32 * 1024 });
   await page.getByRole('button', { name: `retry import of ${PATH}` }).click();
   retriedAt = Date.now();
   await expect(page).not.toHaveURL(new RegExp(datasetId), { timeout: 60_000 });
   await expect(page.getByTestId('state').first()).toHaveText('importing');
-  datasetId = (await datasetByPath()).id;
-  // Let the donors fetch a few morsels, then the source changes under them (new ETag).
-  await expect
-    .poll(
-      async () =>
-        (await api<{ doneBytes: number }[]>('GET', `/transfers?datasetId=${datasetId}`)).reduce(
-          (n, t) => n + t.doneBytes,
-          0,
-        ),
-      {
-        timeout: 60_000,
-      },
-    )
-    .toBeGreaterThan(0);
+  const retried = await datasetByPath();
+  datasetId = retried.id;
+  expect(retried.state).toBe('importing');
   src.setContent(Buffer.alloc(24 * 1048576, 7));
   await expect.poll(async () => (await datasetByPath()).state, { timeout: 60_000 }).toBe('failed');
   await page.reload();
