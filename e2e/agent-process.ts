@@ -83,7 +83,7 @@ export async function startSettingsAgent(o: {
     { env, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';
-  child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
   const link = (): string | undefined => /^settings at (\S+)$/m.exec(stderr)?.[1];
   await expect.poll(link, { timeout: 60_000 }).toBeTruthy();
   return {

@@ -228,7 +228,7 @@ function mountDrive(s: Shell): void {
     },
   );
   let stderr = '';
-  child.stderr!.on('data', (b: Buffer) => (stderr = (stderr + b.toString()).slice(-2000)));
+  child.stderr.on('data', (b: Buffer) => (stderr = (stderr + b.toString()).slice(-2000)));
   child.once('exit', (code) => {
     s.mount = null;
     if (code)

@@ -43,10 +43,10 @@ export function parseShellConfig(text: string, defaults: ShellConfig): ShellConf
     typeof o[k] === 'string' && o[k] !== '' ? o[k] : undefined;
   const bool = (k: keyof ShellConfig) => (typeof o[k] === 'boolean' ? o[k] : undefined);
   return {
-    dir: (str('dir') as string | undefined) ?? defaults.dir,
-    startAtLogin: (bool('startAtLogin') as boolean | undefined) ?? defaults.startAtLogin,
-    startMinimized: (bool('startMinimized') as boolean | undefined) ?? defaults.startMinimized,
-    mountDir: (str('mountDir') as string | undefined) ?? defaults.mountDir,
+    dir: str('dir') ?? defaults.dir,
+    startAtLogin: bool('startAtLogin') ?? defaults.startAtLogin,
+    startMinimized: bool('startMinimized') ?? defaults.startMinimized,
+    mountDir: str('mountDir') ?? defaults.mountDir,
   };
 }
 

@@ -44,7 +44,7 @@ function state(patch: Partial<LocalState> = {}, governor: Partial<LocalState['go
       error: null,
     },
   } satisfies LocalState;
-  return { ...base, ...patch } as LocalState;
+  return { ...base, ...patch };
 }
 
 const facts = (s: LocalState | null, patch: Partial<ShellFacts> = {}): ShellFacts => ({

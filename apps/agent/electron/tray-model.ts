@@ -97,7 +97,7 @@ export function menuModel(f: ShellFacts, now = Date.now()): MenuItemModel[] {
   const enrolled = s?.enrolled === true;
   const paused = s?.governor.pause != null;
   const quota = enrolled
-    ? `Donating ${formatSize(s!.quota.quotaBytes)} (${formatSize(s!.quota.usedBytes)} used)…`
+    ? `Donating ${formatSize(s.quota.quotaBytes)} (${formatSize(s.quota.usedBytes)} used)…`
     : 'Join a cache…';
   return [
     { label: headline(f, now), enabled: false },

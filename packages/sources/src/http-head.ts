@@ -49,7 +49,7 @@ export function parseResponseHead(text: string): ResponseHead | null {
   const connection = String(headers.connection ?? '').toLowerCase();
   return {
     status: Number(m[2]),
-    headers: headers as IncomingHttpHeaders,
+    headers: headers,
     contentLength: typeof length === 'string' && /^\d+$/.test(length) ? Number(length) : null,
     framed: headers['transfer-encoding'] !== undefined,
     close: connection.includes('close') || (m[1] === '0' && !connection.includes('keep-alive')),

@@ -31,7 +31,7 @@ describe('parseSourceUri', () => {
   ])('%s → %s', (text, opts, code, message) => {
     if (code === null) return void expect(() => parseSourceUri(text, opts)).not.toThrow();
     expect(() => parseSourceUri(text, opts)).toThrow(expect.objectContaining({ code }));
-    expect(() => parseSourceUri(text, opts)).toThrow(message!);
+    expect(() => parseSourceUri(text, opts)).toThrow(message);
   });
 
   it('rejects URIs over MAX_URI_LENGTH', () => {

@@ -115,5 +115,5 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.close().catch(() => undefined);
     throw e;
   }
-  return app as unknown as FastifyInstance;
+  return app;
 }

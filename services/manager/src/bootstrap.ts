@@ -16,7 +16,7 @@ export async function createUser(
   target: FastifyInstance | pg.Pool,
   user: NewUser,
 ): Promise<UserView> {
-  const pool = 'usersRepo' in target ? null : (target as pg.Pool);
+  const pool = 'usersRepo' in target ? null : target;
   const repo = pool ? createUsersRepo(pool) : (target as FastifyInstance).usersRepo;
   return repo.create(user);
 }

@@ -14,7 +14,7 @@ afterAll(async () => {
 async function error(method: 'GET' | 'POST', url: string, payload?: object) {
   const res = await h.call({ method, url, headers: { authorization: user }, payload });
   expect(res.statusCode, res.body).toBe(400);
-  const body = res.json() as { error: { code: string; message: string } };
+  const body = res.json<{ error: { code: string; message: string } }>();
   expect(body.error.code).toBe('VALIDATION_FAILED');
   // Never the regex: a scientist cannot read `must match pattern "^(?!/)…"`.
   expect(body.error.message).not.toMatch(/pattern|\(\?!/);

@@ -99,5 +99,5 @@ async function syncDir(dir: string): Promise<void> {
   await fd
     ?.sync()
     .catch(() => undefined)
-    .finally(() => fd.close());
+    .finally(() => void fd.close());
 }

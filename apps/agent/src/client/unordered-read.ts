@@ -55,5 +55,9 @@ export async function readUnordered(
       }),
     ),
   );
-  if (failure !== undefined) throw failure;
+  if (failure !== undefined) {
+    throw failure instanceof Error
+      ? failure
+      : new Error('a morsel worker failed', { cause: failure });
+  }
 }

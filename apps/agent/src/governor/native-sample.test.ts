@@ -45,7 +45,7 @@ describe('nativeSample', () => {
     const s = nativeSample(f, served, received);
     for (const [k, v] of Object.entries(expected)) {
       if (v === null) expect(s[k as keyof typeof s]).toBeNull();
-      else expect(s[k as keyof typeof s]).toBeCloseTo(v as number);
+      else expect(s[k as keyof typeof s]).toBeCloseTo(v);
     }
   });
 

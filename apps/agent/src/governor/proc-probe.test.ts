@@ -125,7 +125,7 @@ describe('ProcSystemProbe over a fake /proc and /sys', () => {
     for (const [n, type, state] of supplies as string[][]) {
       await supply(
         n!,
-        type === 'Battery' ? { type: type!, status: state! } : { type: type!, online: state! },
+        type === 'Battery' ? { type: type, status: state! } : { type: type!, online: state! },
       );
     }
     expect(await powerSupplyOnBattery(base), name).toBe(expected);

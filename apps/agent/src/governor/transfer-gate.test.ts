@@ -42,7 +42,7 @@ describe('TransferGate', () => {
     ['4 MiB/s: 2 MiB take about 0.5 s', 4 * MiB, 2 * MiB, 0.5],
   ])('%s', async (_name, rate, bytes, seconds) => {
     const t = fakeTime();
-    const gate = new TransferGate(new TokenBucket(rate, t.now), () => false, t.sleep);
+    const gate = new TransferGate(new TokenBucket(rate, () => t.now()), () => false, t.sleep);
     await gate.admit(bytes);
     // The bucket's first burst (50 ms of the rate, at least 64 KiB) is free; the rest is paid.
     expect(t.now() / 1000).toBeLessThanOrEqual(seconds);
@@ -51,14 +51,14 @@ describe('TransferGate', () => {
 
   it('concurrent transfers share the rate (their sum stays at the cap)', async () => {
     const t = fakeTime();
-    const gate = new TransferGate(new TokenBucket(2 * MiB, t.now), () => false, t.sleep);
+    const gate = new TransferGate(new TokenBucket(2 * MiB, () => t.now()), () => false, t.sleep);
     await Promise.all([gate.admit(2 * MiB), gate.admit(2 * MiB)]);
     expect(t.now() / 1000).toBeGreaterThanOrEqual(1.9);
   });
 
   it('a rate drop bites between slices of one transfer', async () => {
     const t = fakeTime();
-    const bucket = new TokenBucket(16 * MiB, t.now);
+    const bucket = new TokenBucket(16 * MiB, () => t.now());
     const gate = new TransferGate(
       bucket,
       () => false,
@@ -75,7 +75,7 @@ describe('TransferGate', () => {
   it('holds transfers while paused and lets them go on when woken after the pause', async () => {
     const t = fakeTime();
     let paused = true;
-    const gate = new TransferGate(new TokenBucket(0, t.now), () => paused, t.sleep);
+    const gate = new TransferGate(new TokenBucket(0, () => t.now()), () => paused, t.sleep);
     let done = false;
     const p = gate.admit(MiB).then(() => (done = true));
     await settle();
@@ -93,7 +93,7 @@ describe('TransferGate', () => {
 
   it('a cancelled job stops waiting (and only then does admission fail)', async () => {
     const t = fakeTime();
-    const gate = new TransferGate(new TokenBucket(0, t.now), () => true, t.sleep);
+    const gate = new TransferGate(new TokenBucket(0, () => t.now()), () => true, t.sleep);
     const ac = new AbortController();
     const p = gate.admit(MiB, ac.signal);
     await settle();

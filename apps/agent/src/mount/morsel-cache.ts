@@ -119,14 +119,14 @@ export class MorselCache {
       newer: undefined,
     };
     let morsels = this.files.get(file);
-    if (!morsels) this.files.set(file, (morsels = new Map()));
+    if (!morsels) this.files.set(file, (morsels = new Map<number, Entry>()));
     morsels.set(index, entry);
     this.loadingBytes += size;
     let started: Promise<number>;
     try {
       started = fetch(buffer);
     } catch (e) {
-      started = Promise.reject(e);
+      started = Promise.reject(e instanceof Error ? e : new Error(String(e)));
     }
     const checked = started.then((length) => {
       if (buffer.bytes.length < length)

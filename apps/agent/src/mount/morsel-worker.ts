@@ -100,7 +100,7 @@ port.on('message', (m: ToWorker) => {
       return;
     }
     case 'close':
-      source.close().finally(() => post({ t: 'reply', q: m.q }));
+      void source.close().finally(() => post({ t: 'reply', q: m.q }));
       return;
   }
 });

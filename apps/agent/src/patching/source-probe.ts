@@ -1,5 +1,5 @@
 import { MiB } from '@freeloader/protocol';
-import { openSource, type SourceOptions } from '@freeloader/sources';
+import { openSource, type SourceInfo, type SourceOptions } from '@freeloader/sources';
 
 export interface RequestSizeRate {
   requestSize: number;
@@ -43,7 +43,7 @@ export async function measureSource(
 ): Promise<SourceMeasured> {
   const width = opts.width ?? 4;
   const latencies: number[] = [];
-  let info;
+  let info: SourceInfo | undefined;
   for (let i = 0; i < 3; i++) {
     const src = openSource(uri, { ...opts.source, connections: 1 });
     const started = performance.now();
@@ -55,11 +55,13 @@ export async function measureSource(
     }
   }
   latencies.sort((a, b) => a - b);
-  const size = info!.size;
+  if (!info) throw new Error('the source was never probed');
+  const probed = info;
+  const size = probed.size;
   const total = Math.min(opts.bytes ?? 256 * MiB, size);
   const perStream = Math.floor(total / width);
   const rates: RequestSizeRate[] = [];
-  if (info!.acceptsRanges && perStream > 0) {
+  if (probed.acceptsRanges && perStream > 0) {
     for (const requestSize of (opts.requestSizes ?? [1, 16, 64, 256].map((n) => n * MiB)).filter(
       (r) => r <= perStream,
     )) {
@@ -71,7 +73,7 @@ export async function measureSource(
             const base = w * perStream;
             for (let at = 0; at < perStream; at += requestSize) {
               const end = base + Math.min(perStream, at + requestSize);
-              const stream = await src.streamRange(base + at, end, info!);
+              const stream = await src.streamRange(base + at, end, probed);
               for await (const chunk of stream as AsyncIterable<Buffer>) void chunk;
             }
           }),

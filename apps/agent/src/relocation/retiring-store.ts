@@ -92,7 +92,7 @@ export class RetiringStore implements MorselStore {
   ): void {
     const until = this.clock() + Math.max(0, keepMs);
     let of = this.retired.get(datasetId);
-    if (!of) this.retired.set(datasetId, (of = new Map()));
+    if (!of) this.retired.set(datasetId, (of = new Map<number, Retired>()));
     for (const m of morsels) {
       const old = of.get(m.index);
       if (old) this.retiredTotal -= old.bytes;

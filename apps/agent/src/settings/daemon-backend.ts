@@ -1,5 +1,4 @@
 import type { AgentDaemon } from '../daemon/agent-daemon.js';
-import type { GovernorSettings } from '../governor/governor-settings.js';
 import { changeQuota } from '../relocation/change-quota.js';
 import type { EnrollLocal, LocalState, PauseRequest, SettingsPatch } from './local-api.js';
 
@@ -56,7 +55,7 @@ export class DaemonBackend implements SettingsBackend {
           onBattery: g.sample.onBattery,
           metered: g.sample.metered,
         },
-        settings: g.settings as LocalState['governor']['settings'],
+        settings: g.settings,
       },
       relocation: { ...d.relocation.snapshot(), retainedBytes: d.store.retiredBytes },
     };
@@ -65,7 +64,7 @@ export class DaemonBackend implements SettingsBackend {
   async update(patch: SettingsPatch): Promise<void> {
     // Governor first: it cannot fail halfway, while a quota cut talks to the manager.
     if (patch.governor) {
-      await this.daemon.governance.updateSettings(patch.governor as Partial<GovernorSettings>);
+      await this.daemon.governance.updateSettings(patch.governor);
     }
     if (
       patch.quotaBytes !== undefined &&

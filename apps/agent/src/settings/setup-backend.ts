@@ -51,7 +51,7 @@ export class SetupBackend implements SettingsBackend {
           onBattery: null,
           metered: null,
         },
-        settings: s as LocalState['governor']['settings'],
+        settings: s,
       },
       relocation: {
         state: 'idle',

@@ -54,7 +54,7 @@ export class HandleCache {
         if (released) return;
         released = true;
         held.refs--;
-        if (held.doomed && held.refs === 0) closeQuietly(held);
+        if (held.doomed && held.refs === 0) void closeQuietly(held);
       },
     };
   }

@@ -48,6 +48,8 @@ export interface ManagerInternals {
 }
 
 export function internalsOf(manager: RunningManager): ManagerInternals {
+  // The manager's Fastify augmentation (pg, signingKeys) is not in the agent's build.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
   return manager.app as unknown as ManagerInternals;
 }
 

@@ -52,7 +52,7 @@ describe('CSRF defence on cookie sessions', () => {
       : url.endsWith('/tokens')
         ? {}
         : undefined;
-    const res = await h.call({ method: method as 'GET', url, payload, ...auth(via) });
+    const res = await h.call({ method: method, url, payload, ...auth(via) });
     expect(res.statusCode).toBe(status);
     if (code) expect(res.json().error.code).toBe(code);
   });

@@ -84,7 +84,7 @@ async function read(id: string): Promise<DatasetMap> {
   });
   expect(res.statusCode).toBe(200);
   await h.app.prefixCache.extensions.idle();
-  return res.json() as DatasetMap;
+  return res.json<DatasetMap>();
 }
 
 async function row(id: string) {
@@ -124,7 +124,7 @@ async function runJob(who: { agentId: string; auth: string }, outcome: 'done' | 
     headers: { authorization: who.auth },
     payload: { kinds: ['import'] },
   });
-  const [job] = res.json() as JobView[];
+  const [job] = res.json<JobView[]>();
   const payload = job!.payload as unknown as ImportJobPayload;
   const mine = payload.extents.flatMap((e) => morselsOfDonor(e, who.agentId));
   if (outcome === 'done') {
@@ -192,7 +192,7 @@ describe('prefix extension', () => {
     expect(used[0]!.n).toBe(10 * MiB);
     const cache = (
       await h.call({ method: 'GET', url: '/api/v1/cache', headers: { authorization: user } })
-    ).json() as CacheStatus;
+    ).json<CacheStatus>();
     expect(cache.evictions).toMatchObject({ extensions: 1, extendedBytes: 7 * MiB, trims: 0 });
     expect(cache.datasets.find((d) => d.id === id)).toMatchObject({ reads: 4 });
     expect(cache.datasets.find((d) => d.id === id)?.extendingToBytes).toBeUndefined();

@@ -107,7 +107,7 @@ export async function chooseRoom(input: {
  */
 async function freedAfterSteps(db: Queryable, steps: readonly EvictionStep[], morsel: MorselOf) {
   const current = new Map<string, Extent[]>();
-  const out: Map<string, number>[] = [new Map()];
+  const out: Map<string, number>[] = [new Map<string, number>()];
   let running = new Map<string, number>();
   for (const step of steps) {
     const info = morsel(step.id);

@@ -52,10 +52,12 @@ describe('source registry', () => {
       requestSize: 128 * MiB,
     });
     await call('POST', '/sources/measurements', user, { uri, latencyS: 4 });
-    const list = (await call('GET', '/sources', user)).json() as Array<{
-      source: string;
-      startupLatencyS: number;
-    }>;
+    const list = (await call('GET', '/sources', user)).json<
+      Array<{
+        source: string;
+        startupLatencyS: number;
+      }>
+    >();
     const s = list.find((x) => x.source === 'https://data.example.org')!;
     expect(s.startupLatencyS).toBeCloseTo(0.3 * 4 + 0.7 * 2);
     expect(JSON.stringify(list)).not.toContain('secret');
@@ -123,12 +125,14 @@ describe('patch sessions', () => {
     const sessions = (await call('GET', '/patch-sessions', user)).json();
     expect(sessions[0]).toMatchObject({ id: plan.sessionId, state: 'done', bytes: 6 * MiB });
     expect(sessions[0].rate).toBeCloseTo(3 * 2 * MiB);
-    const stats = (await call('GET', '/sources', user)).json() as Array<{
-      source: string;
-      patchRate: number;
-      patchWidth: number;
-      startupLatencyS: number;
-    }>;
+    const stats = (await call('GET', '/sources', user)).json<
+      Array<{
+        source: string;
+        patchRate: number;
+        patchWidth: number;
+        startupLatencyS: number;
+      }>
+    >();
     expect(stats.find((s) => s.source === 'http://patch.test:8')).toMatchObject({
       patchRate: 6 * MiB,
       patchWidth: 3,

@@ -48,7 +48,7 @@ describe('chunksOf', () => {
       ],
     ],
   ] as const)('%s', (_name, extents, max, expected) => {
-    const chunks = chunksOf(extents as unknown as Extent[], 'a', max);
+    const chunks = chunksOf(extents, 'a', max);
     expect(chunks.map((c) => [c.first, c.count, c.morsels])).toEqual(expected);
   });
 });

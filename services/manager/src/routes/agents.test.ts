@@ -50,7 +50,7 @@ async function listAgents() {
     headers: { authorization: admin },
   });
   expect(res.statusCode).toBe(200);
-  return res.json() as Array<Record<string, unknown>>;
+  return res.json<Array<Record<string, unknown>>>();
 }
 
 describe('enrollment', () => {

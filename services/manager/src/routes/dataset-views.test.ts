@@ -49,7 +49,7 @@ describe('dataset search', () => {
   it('counts the donors holding each dataset', async () => {
     const res = await get('/api/v1/datasets?query=2020');
     const byPath = Object.fromEntries(
-      (res.json() as { path: string; donorCount: number }[]).map((d) => [d.path, d.donorCount]),
+      res.json<{ path: string; donorCount: number }[]>().map((d) => [d.path, d.donorCount]),
     );
     expect(byPath).toEqual({ 'climate/pr_2020.nc': 0, 'climate/tas_2020.nc': 2 });
   });

@@ -55,11 +55,10 @@ const datasetViews: FastifyPluginAsyncTypebox = async (app) => {
         morselSize: dataset.morselSize,
         morsels: morselCount(dataset.sizeBytes, dataset.morselSize),
         extents,
-        donors: agents.map((a) => ({
-          id: a.id,
-          name: a.name,
-          state: (a.revokedAt ? 'revoked' : app.softState.stateOf(a.id)) as AgentState,
-        })),
+        donors: agents.map((a) => {
+          const state: AgentState = a.revokedAt ? 'revoked' : app.softState.stateOf(a.id);
+          return { id: a.id, name: a.name, state };
+        }),
       };
     },
   );

@@ -53,7 +53,7 @@ describe('namespace', () => {
     ['POST', '/api/v1/folders', 409, 'ALREADY_EXISTS', { path: 'climate/cmip6/pr.nc/sub' }],
   ])('%s %s → %i %s', async (method, url, status, code, payload?: object) => {
     const res = await h.call({
-      method: method as 'GET',
+      method: method,
       url,
       headers: { authorization: user },
       payload,

@@ -178,7 +178,7 @@ describe('principals', () => {
     const res = await h.call({ method: 'GET', url: '/api/v1/principals', headers: bob });
     expect(res.statusCode).toBe(200);
     const byId = new Map(
-      (res.json() as { id: string; name: string; kind: string }[]).map((p) => [p.id, p]),
+      res.json<{ id: string; name: string; kind: string }[]>().map((p) => [p.id, p]),
     );
     expect(byId.get(donors[0]!)).toMatchObject({ name: 'd1', kind: 'agent' });
     expect(byId.get(alice.userId)).toMatchObject({ kind: 'user' });

@@ -134,10 +134,12 @@ describe('jobs', () => {
     for (const ds of [ready, failed, unhashed]) {
       await h.app.jobsRepo.enqueue({ kind: 'import', agentId: a.agentId, datasetId: ds.id });
     }
-    const jobs = (await claim(a.auth, { kinds: ['import'], max: 3 })).json() as Array<{
-      id: string;
-      datasetId: string;
-    }>;
+    const jobs = (await claim(a.auth, { kinds: ['import'], max: 3 })).json<
+      Array<{
+        id: string;
+        datasetId: string;
+      }>
+    >();
     // A dataset becomes readable only with every morsel's hash: report the one morsel's.
     const readyJob = jobs.find((j) => j.datasetId === ready.id)!;
     await h.call({

@@ -34,7 +34,7 @@ const heartbeat = (authorization: string, body: Record<string, unknown> = {}) =>
 const get = async <T>(url: string, authorization = admin): Promise<T> => {
   const res = await h.call({ method: 'GET', url, headers: { authorization } });
   expect(res.statusCode, res.body).toBe(200);
-  return res.json() as T;
+  return res.json<T>();
 };
 
 describe('throttle reasons', () => {

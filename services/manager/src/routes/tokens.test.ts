@@ -71,7 +71,7 @@ describe('join tokens', () => {
     ['DELETE', '/api/v1/tokens/00000000-0000-4000-8000-000000000000', 404, 'NOT_FOUND'],
   ])('%s %s → %i', async (method, url, status, code) => {
     const res = await h.call({
-      method: method as 'DELETE',
+      method: method,
       url,
       headers: { authorization: admin },
     });

@@ -85,7 +85,7 @@ describe('users (admin)', () => {
       headers: { authorization: admin },
     });
     expect(list.statusCode).toBe(200);
-    const names = (list.json() as { username: string }[]).map((u) => u.username);
+    const names = list.json<{ username: string }[]>().map((u) => u.username);
     expect(names).toContain('grace');
     expect(names).toEqual([...names].sort());
     expect(list.body).not.toMatch(/hash/i);

@@ -22,7 +22,7 @@ export async function runDeleteJobs<T>(
         headers: { authorization: who.auth },
         payload: { kinds: ['delete'] },
       });
-      for (const job of res.json() as JobView[]) {
+      for (const job of res.json<JobView[]>()) {
         await h.call({
           method: 'POST',
           url: `/api/v1/jobs/${job.id}/finish`,

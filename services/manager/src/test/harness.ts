@@ -42,7 +42,7 @@ export async function startHarness(
       payload: { username, password: 'pw-' + username },
     });
     if (res.statusCode !== 200) throw new Error(`login failed: ${res.body}`);
-    return { authorization: `Bearer ${res.json().token}`, userId: user.id };
+    return { authorization: `Bearer ${res.json<{ token: string }>().token}`, userId: user.id };
   };
 
   let adminAuth: string | undefined;
@@ -58,14 +58,14 @@ export async function startHarness(
       method: 'POST',
       url: '/api/v1/agents/enroll',
       payload: {
-        token: token.json().token,
+        token: token.json<{ token: string }>().token,
         name: o.name ?? `agent-${++seq}`,
         url: 'http://127.0.0.1:7401',
         quotaBytes: o.quotaBytes ?? 1_000_000,
       },
     });
     if (res.statusCode !== 201) throw new Error(`enroll failed: ${res.body}`);
-    const body = res.json() as EnrollResponse;
+    const body = res.json<EnrollResponse>();
     return { ...body, auth: `Bearer agent.${body.agentId}.${body.credential}` };
   };
 
