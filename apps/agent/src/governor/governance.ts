@@ -9,7 +9,8 @@ import { paceBody } from './paced-stream.js';
 import { pauseFor, type Pause, type PauseSpan } from './pause.js';
 import { nativeSample } from './native-sample.js';
 import { UNKNOWN_SAMPLE, type MonitorSample } from './sample.js';
-import { defaultProbe, type SystemFigures, type SystemProbe } from './system-probe.js';
+import { defaultProbe } from './default-probe.js';
+import type { SystemFigures, SystemProbe } from './system-probe.js';
 import { TokenBucket } from './token-bucket.js';
 import { TransferGate } from './transfer-gate.js';
 

@@ -1,7 +1,6 @@
 import si from 'systeminformation';
 import { CpuMeter } from './cpu-meter.js';
 import { METERED_EVERY_MS, meteredConnection } from './metered.js';
-import { ProcSystemProbe } from './proc-probe.js';
 
 /** Machine-wide figures, before the agent's own share is subtracted; null = unknown. */
 export interface SystemFigures {
@@ -94,16 +93,4 @@ export class NullSystemProbe implements SystemProbe {
       metered: null,
     };
   }
-}
-
-/**
- * The probe the environment asks for: {@link NullSystemProbe} when FREELOADER_IGNORE_LOAD=1,
- * else the kernel's counters on Linux and systeminformation elsewhere.
- */
-export function defaultProbe(
-  env: NodeJS.ProcessEnv = process.env,
-  platform: NodeJS.Platform = process.platform,
-): SystemProbe {
-  if (env.FREELOADER_IGNORE_LOAD === '1') return new NullSystemProbe();
-  return platform === 'linux' ? new ProcSystemProbe() : new SiSystemProbe();
 }
