@@ -322,6 +322,10 @@ test('at 390 px nothing is cut: names, badges, pages', async ({ browser }) => {
       await shot(p, name);
     }
     await p.goto(`${URL}/datasets?path=kept`);
+    // The list loads after the page: measure its rows once they are there, not the empty page.
+    await expect(p.locator('[data-testid="dataset-name"]').first()).toBeVisible({
+      timeout: 60_000,
+    });
     expect(await expectUnclipped(p, '[data-testid="dataset-name"]')).toBeGreaterThan(0);
     await expectUnclipped(p, '[data-testid="cached"]');
   } finally {
