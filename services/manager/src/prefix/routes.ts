@@ -20,6 +20,7 @@ import {
   SuffixPlanRequest,
 } from '@freeloader/protocol';
 import { principalOf, requireAgent, requireUser, requireUserOrAgent } from '../auth/guards.js';
+import { setPinned } from '../repositories/prefix-evictions.js';
 import {
   cacheSpace,
   cachedDatasets,
@@ -117,11 +118,8 @@ const prefixRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req) => {
-      const { rowCount } = await app.pg.query('UPDATE datasets SET pinned = $2 WHERE id = $1', [
-        req.params.id,
-        req.body.pinned,
-      ]);
-      if (!rowCount) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${req.params.id}`);
+      const found = await setPinned(app.pg, req.params.id, req.body.pinned);
+      if (!found) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${req.params.id}`);
       return { ok: true as const };
     },
   );
