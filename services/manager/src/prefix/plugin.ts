@@ -3,6 +3,7 @@ import { placementCandidates } from '../imports/candidates.js';
 import { planPlacement } from '../imports/choose-policy.js';
 import { importPayload, reserveAll } from '../imports/start-import.js';
 import { recentImportSample } from '../repositories/prefix-sources.js';
+import { createCacheAdmin, type CacheAdmin } from './cache-admin.js';
 import { createClientRates, type ClientRates } from './client-rates.js';
 import { watermarkSweep } from './eviction.js';
 import type { ExtensionPlacement, ExtensionStartDeps } from './extend-prefix.js';
@@ -25,6 +26,7 @@ export interface PrefixServices {
   clients: ClientRates;
   sessions: PatchSessions;
   extensions: PrefixExtensions;
+  cache: CacheAdmin;
 }
 
 declare module 'fastify' {
@@ -34,8 +36,8 @@ declare module 'fastify' {
 }
 
 /**
- * Prefix caching on the manager: the source registry, client rates, patch sessions, and the
- * watermark sweep. A finished import teaches the registry the source's import rate.
+ * Prefix caching on the manager: the source registry, client rates, patch sessions, the cache's
+ * status, pins and cuts, and the watermark sweep. A finished import teaches the registry the source's import rate.
  */
 export interface PrefixCachingOptions {
   /** Run the watermark sweep timer (tests call `watermarkSweep` by hand). Default true. */
@@ -70,6 +72,7 @@ export default fp<PrefixCachingOptions>(
       clients,
       sessions: createPatchSessions(deps),
       extensions: createPrefixExtensions(deps),
+      cache: createCacheAdmin(deps),
     };
     app.decorate('prefixCache', prefix);
 
