@@ -1,17 +1,15 @@
-import type { Extent } from '@freeloader/protocol';
 import type { Queryable } from '../db/pool.js';
 import { enqueueJob } from '../repositories/jobs.js';
+import {
+  cancelUnfinishedImports,
+  clearExtension,
+  lockExtension,
+  releaseActiveReservations,
+  unrevokedAgents,
+  type ExtensionRecord,
+} from '../repositories/prefix-extensions.js';
 
-/** A prefix extension in flight, as `datasets.extension` holds it. */
-export interface ExtensionRecord {
-  /** The cached part when it started (whole morsels): readers keep using it. */
-  fromBytes: number;
-  /** The cached part once it commits. */
-  toBytes: number;
-  /** Placement of the new morsels [fromBytes, toBytes) only. */
-  extents: Extent[];
-  startedAt: string;
-}
+export type { ExtensionRecord } from '../repositories/prefix-extensions.js';
 
 /**
  * Give up a dataset's extension in flight, inside the caller's transaction: its unfinished import
@@ -28,30 +26,16 @@ export async function abandonExtensionIn(
   tx: Queryable,
   datasetId: string,
 ): Promise<ExtensionRecord | null> {
-  const { rows } = await tx.query<{ extension: ExtensionRecord | null; morsel_size: number }>(
-    'SELECT extension, morsel_size FROM datasets WHERE id = $1 FOR UPDATE',
-    [datasetId],
-  );
-  const ext = rows[0]?.extension;
+  const row = await lockExtension(tx, datasetId);
+  const ext = row?.extension;
   if (!ext) return null;
-  await tx.query(
-    `UPDATE jobs SET state = 'cancelled', rate = 0, updated_at = now()
-     WHERE dataset_id = $1 AND kind = 'import' AND state IN ('queued', 'running')`,
-    [datasetId],
-  );
+  await cancelUnfinishedImports(tx, datasetId);
   // Active reservations never reached used space: releasing them is only a state change.
-  await tx.query(
-    `UPDATE reservations SET state = 'released', updated_at = now()
-     WHERE dataset_id = $1 AND state = 'active'`,
-    [datasetId],
-  );
+  await releaseActiveReservations(tx, datasetId);
   const named = [...new Set(ext.extents.flatMap((e) => e.donors))];
-  const { rows: donors } = await tx.query<{ id: string }>(
-    'SELECT id FROM agents WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL ORDER BY id',
-    [named],
-  );
-  const fromMorsel = Math.floor(ext.fromBytes / rows[0]!.morsel_size);
-  for (const { id } of donors) {
+  const donors = await unrevokedAgents(tx, named);
+  const fromMorsel = Math.floor(ext.fromBytes / row.morsel_size);
+  for (const id of donors) {
     await enqueueJob(tx, {
       kind: 'delete',
       datasetId,
@@ -60,6 +44,6 @@ export async function abandonExtensionIn(
     });
   }
   // The reads that earned it are spent: a dataset whose source changed is not retried at once.
-  await tx.query('UPDATE datasets SET extension = NULL, read_score = 0 WHERE id = $1', [datasetId]);
+  await clearExtension(tx, datasetId);
   return ext;
 }

@@ -1,6 +1,10 @@
-import type pg from 'pg';
 import type { ClientRateView, RateReport } from '@freeloader/protocol';
-import { iso } from '../repositories/rows.js';
+import type { Queryable } from '../db/pool.js';
+import {
+  clientRatesOf,
+  foldClientRate,
+  listClientRates,
+} from '../repositories/prefix-client-rates.js';
 import { SOURCE_DECAY_ALPHA } from './source-registry.js';
 
 /** R_client assumed before any client has read anything (bytes/s): a 1 Gbit/s workstation. */
@@ -19,47 +23,32 @@ export function clientRateOf(report: Pick<RateReport, 'samples'>): number | null
   return bytes > 0 && seconds > 0 ? bytes / seconds : null;
 }
 
+/**
+ * A client's R_client, else every client's (''), else {@link DEFAULT_CLIENT_RATE}.
+ *
+ * @example await clientRate(pool, 'alice') // → 100e6 before anyone read
+ */
+export async function clientRate(db: Queryable, client?: string): Promise<number> {
+  const rows = await clientRatesOf(db, [client ?? '', '']);
+  const own = rows.find((r) => r.client === client);
+  return own?.rate ?? rows.find((r) => r.client === '')?.rate ?? DEFAULT_CLIENT_RATE;
+}
+
 /** R_client per principal and for all clients together (''), as decaying averages. */
-export function createClientRates(pool: pg.Pool) {
+export function createClientRates(db: Queryable) {
   return {
     /** Fold one read's rate into the client's and the aggregate average. */
     async record(client: string, rate: number): Promise<void> {
       if (!(rate > 0) || !Number.isFinite(rate)) return;
       for (const who of new Set([client, ''])) {
-        await pool.query(
-          `INSERT INTO client_rates (client, rate) VALUES ($1, $2)
-           ON CONFLICT (client) DO UPDATE SET
-             rate = $3::float8 * $2::float8 + (1 - $3::float8) * client_rates.rate,
-             samples = client_rates.samples + 1, updated_at = now()`,
-          [who, rate, SOURCE_DECAY_ALPHA],
-        );
+        await foldClientRate(db, who, rate, SOURCE_DECAY_ALPHA);
       }
     },
 
     /** The client's R_client, else every client's, else {@link DEFAULT_CLIENT_RATE}. */
-    async rateOf(client?: string): Promise<number> {
-      const { rows } = await pool.query<{ client: string; rate: number }>(
-        `SELECT client, rate FROM client_rates WHERE client = ANY($1::text[])`,
-        [[client ?? '', '']],
-      );
-      const own = rows.find((r) => r.client === client);
-      return own?.rate ?? rows.find((r) => r.client === '')?.rate ?? DEFAULT_CLIENT_RATE;
-    },
+    rateOf: (client?: string): Promise<number> => clientRate(db, client),
 
-    async list(): Promise<ClientRateView[]> {
-      const { rows } = await pool.query<{
-        client: string;
-        rate: number;
-        samples: number;
-        updated_at: Date;
-      }>('SELECT client, rate, samples, updated_at FROM client_rates ORDER BY client');
-      return rows.map((r) => ({
-        client: r.client,
-        rate: r.rate,
-        samples: r.samples,
-        updatedAt: iso(r.updated_at),
-      }));
-    },
+    list: (): Promise<ClientRateView[]> => listClientRates(db),
   };
 }
 export type ClientRates = ReturnType<typeof createClientRates>;

@@ -1,18 +1,31 @@
-import type { FastifyInstance } from 'fastify';
 import {
   FreeLoaderError,
   SHA256_BYTES,
   morselCount,
+  type ImportJobPayload,
+  type ImportRequest,
   type JobView,
   type SourceProbe,
 } from '@freeloader/protocol';
 import { withTransaction } from '../db/pool.js';
-import { placementCandidates } from '../imports/candidates.js';
-import { planPlacement, type PolicyPlan } from '../imports/choose-policy.js';
-import { importPayload, reserveAll } from '../imports/start-import.js';
+import type { Candidate } from '../imports/candidates.js';
+import type { PolicyPlan } from '../imports/choose-policy.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { getHashes, getPlacement, setPlacement } from '../repositories/placement.js';
+import {
+  commitExtensionBytes,
+  extensionDataset,
+  extensionsInFlight,
+  lapsedReservations,
+  lockForExtensionCommit,
+  lockUnchangedForExtension,
+  recordExtension,
+  releaseActiveReservations,
+  setExtension,
+  type ExtensionDatasetRow as DatasetRow,
+} from '../repositories/prefix-extensions.js';
 import { abandonExtensionIn, type ExtensionRecord } from './abandon-extension.js';
+import type { ExtensionSettleDeps, PrefixDeps } from './deps.js';
 import { cacheSpace, HIGH_WATERMARK } from './eviction.js';
 import { decideExtension, type ExtensionDecision } from './extension-decision.js';
 
@@ -24,19 +37,34 @@ export function isExtensionJob(job: Pick<JobView, 'kind' | 'payload'>): boolean 
   return job.kind === 'import' && typeof job.payload.extendsFrom === 'number';
 }
 
-interface DatasetRow {
-  id: string;
-  state: string;
-  source_uri: string | null;
-  size_bytes: number;
-  morsel_size: number;
-  cached_bytes: number;
-  etag: string | null;
-  last_modified: string | null;
-  pinned: boolean;
-  read_score: number;
-  extension: ExtensionRecord | null;
-  busy: boolean;
+/**
+ * The placement an extension uses, exactly as a first import does: candidates, a policy plan,
+ * reservations and the import job payload. The composition root (plugin.ts) binds it, so prefix
+ * caching calls placement through this seam and never the imports domain.
+ */
+export interface ExtensionPlacement {
+  /** Live storage donors with their free space. */
+  candidates(): Promise<Candidate[]>;
+  /** Place `size` bytes of `req` over `candidates` for `who`; throws NO_SPACE when they cannot. */
+  plan(size: number, req: ImportRequest, candidates: Candidate[], who: string): Promise<PolicyPlan>;
+  /** Reserve each donor's share of the plan for the dataset. */
+  reserveAll(
+    datasetId: string,
+    plan: Pick<PolicyPlan, 'bytesPerDonor'>,
+    size: number,
+  ): Promise<void>;
+  /** The import job payload (per mode) that fetches the planned morsels from the source. */
+  importPayload(
+    datasetId: string,
+    plan: Pick<PolicyPlan, 'bytesPerDonor' | 'morselSize' | 'extents'>,
+    probe: SourceProbe,
+    who: string,
+  ): Promise<(mode: ImportJobPayload['mode']) => ImportJobPayload>;
+}
+
+/** What starting an extension needs: the database, log, events, and placement. */
+export interface ExtensionStartDeps extends PrefixDeps {
+  placement: ExtensionPlacement;
 }
 
 const isNoSpace = (e: unknown) => e instanceof FreeLoaderError && e.code === 'NO_SPACE';
@@ -49,28 +77,18 @@ const isNoSpace = (e: unknown) => e instanceof FreeLoaderError && e.code === 'NO
  * `ready` with its old placement and `cached_bytes` until {@link commitExtension}.
  * Callers serialise calls (the free-space check and the reservations must not interleave).
  *
- * @example await considerExtension(app, datasetId, 'alice') // → { extend: true, fromBytes, toBytes }
+ * @example await considerExtension(deps, datasetId, 'alice') // → { extend: true, fromBytes, toBytes }
  */
 export async function considerExtension(
-  app: FastifyInstance,
+  deps: ExtensionStartDeps,
   datasetId: string,
   who: string,
 ): Promise<ExtensionDecision> {
-  const { rows } = await app.pg.query<DatasetRow>(
-    `SELECT d.id, d.state, d.source_uri, d.size_bytes, d.morsel_size, d.cached_bytes, d.etag,
-            d.last_modified, d.pinned, d.read_score, d.extension,
-            EXISTS (SELECT 1 FROM jobs j WHERE j.dataset_id = d.id
-                    AND j.state IN ('queued', 'running')) AS busy
-     FROM datasets d WHERE d.id = $1`,
-    [datasetId],
-  );
-  const d = rows[0];
+  const d = await extensionDataset(deps.pg, datasetId);
   if (!d || d.state !== 'ready') return { extend: false, reason: 'not a ready dataset' };
-  const { rows: flying } = await app.pg.query<{ n: number }>(
-    'SELECT count(*)::int AS n FROM datasets WHERE extension IS NOT NULL',
-  );
-  if (flying[0]!.n >= MAX_CONCURRENT_EXTENSIONS) {
-    return { extend: false, reason: `${flying[0]!.n} extensions are already running` };
+  const flying = await extensionsInFlight(deps.pg);
+  if (flying >= MAX_CONCURRENT_EXTENSIONS) {
+    return { extend: false, reason: `${flying} extensions are already running` };
   }
   const decision = decideExtension({
     sizeBytes: d.size_bytes,
@@ -80,30 +98,29 @@ export async function considerExtension(
     pinned: d.pinned,
     hasSource: d.source_uri !== null,
     busy: d.busy || d.extension !== null,
-    ...(await cacheSpace(app)),
+    ...(await cacheSpace(deps)),
     highWatermark: HIGH_WATERMARK,
   });
   if (!decision.extend) return decision;
-  return startExtension(app, d, decision.fromBytes, decision.toBytes, who);
+  return startExtension(deps, d, decision.fromBytes, decision.toBytes, who);
 }
 
 /** Place, reserve and queue an extension of `d` from `fromBytes` to (at most) `toBytes`. */
 async function startExtension(
-  app: FastifyInstance,
+  deps: ExtensionStartDeps,
   d: DatasetRow,
   fromBytes: number,
   wantBytes: number,
   who: string,
 ): Promise<ExtensionDecision> {
   const fromMorsel = fromBytes / d.morsel_size;
-  const candidates = await placementCandidates(app);
+  const candidates = await deps.placement.candidates();
   let toBytes = wantBytes;
   let plan: PolicyPlan | undefined;
   // The room is counted over all donors; particular donors may hold less: halve until it fits.
   while (!plan) {
     try {
-      plan = await planPlacement(
-        app,
+      plan = await deps.placement.plan(
         toBytes - fromBytes,
         { uri: d.source_uri!, morselSize: d.morsel_size },
         candidates,
@@ -133,29 +150,16 @@ async function startExtension(
     lastModified: d.last_modified,
     acceptsRanges: true,
   };
-  const release = () =>
-    app.pg.query(
-      `UPDATE reservations SET state = 'released', updated_at = now()
-       WHERE dataset_id = $1 AND state = 'active'`,
-      [d.id],
-    );
+  const release = () => releaseActiveReservations(deps.pg, d.id);
   try {
-    await reserveAll(app, d.id, plan, toBytes - fromBytes);
+    await deps.placement.reserveAll(d.id, plan, toBytes - fromBytes);
     const payload = (
-      await importPayload(app, d.id, { ...plan, extents: ext.extents }, source, who)
+      await deps.placement.importPayload(d.id, { ...plan, extents: ext.extents }, source, who)
     )('ranged');
-    const queued = await withTransaction(app.pg, async (tx) => {
+    const queued = await withTransaction(deps.pg, async (tx) => {
       // Still as decided? A trim, delete or another extension may have come in between.
-      const { rows } = await tx.query<{ ok: boolean }>(
-        `SELECT state = 'ready' AND cached_bytes = $2 AND extension IS NULL AS ok
-         FROM datasets WHERE id = $1 FOR UPDATE`,
-        [d.id, fromBytes],
-      );
-      if (!rows[0]?.ok) return false;
-      await tx.query('UPDATE datasets SET extension = $2 WHERE id = $1', [
-        d.id,
-        JSON.stringify(ext),
-      ]);
+      if (!(await lockUnchangedForExtension(tx, d.id, fromBytes))) return false;
+      await setExtension(tx, d.id, ext);
       for (const [agentId, bytes] of plan.bytesPerDonor) {
         await enqueueJob(tx, {
           kind: 'import',
@@ -176,7 +180,7 @@ async function startExtension(
     if (isNoSpace(e)) return { extend: false, reason: 'a donor lost its room meanwhile' };
     throw e;
   }
-  app.log.info(
+  deps.log.info(
     { dataset: d.id, from: fromBytes, to: toBytes, donors: plan.bytesPerDonor.size },
     'prefix extension started',
   );
@@ -187,13 +191,16 @@ async function startExtension(
  * An import job of an extension finished: a failed one abandons the extension (the source
  * changed, a donor ran out of space, …); the last good one commits it.
  */
-export async function onExtensionJobFinished(app: FastifyInstance, job: JobView): Promise<void> {
+export async function onExtensionJobFinished(
+  deps: ExtensionSettleDeps,
+  job: JobView,
+): Promise<void> {
   const datasetId = job.datasetId;
   if (!datasetId) return;
   if (job.state === 'failed') {
-    await abandonExtension(app, datasetId, job.error ?? 'an extension job failed');
-  } else if (job.state === 'done' && (await app.jobsRepo.unfinished(datasetId, 'import')) === 0) {
-    await commitExtension(app, datasetId);
+    await abandonExtension(deps, datasetId, job.error ?? 'an extension job failed');
+  } else if (job.state === 'done' && (await deps.jobsRepo.unfinished(datasetId, 'import')) === 0) {
+    await commitExtension(deps, datasetId);
   }
 }
 
@@ -204,21 +211,13 @@ export async function onExtensionJobFinished(app: FastifyInstance, job: JobView)
  * morsels did not move) and patches from there. Abandons instead when a morsel's hash never
  * arrived or a reservation lapsed. Returns whether it committed.
  */
-export async function commitExtension(app: FastifyInstance, datasetId: string): Promise<boolean> {
+export async function commitExtension(
+  deps: Pick<ExtensionSettleDeps, 'pg' | 'log' | 'events' | 'reservationsRepo'>,
+  datasetId: string,
+): Promise<boolean> {
   let why = '';
-  const done = await withTransaction(app.pg, async (tx) => {
-    const { rows } = await tx.query<{
-      state: string;
-      size_bytes: number;
-      morsel_size: number;
-      cached_bytes: number;
-      extension: ExtensionRecord | null;
-    }>(
-      `SELECT state, size_bytes, morsel_size, cached_bytes, extension FROM datasets
-       WHERE id = $1 FOR UPDATE`,
-      [datasetId],
-    );
-    const d = rows[0];
+  const done = await withTransaction(deps.pg, async (tx) => {
+    const d = await lockForExtensionCommit(tx, datasetId);
     const ext = d?.extension;
     if (!d || !ext || d.state !== 'ready') return false;
     const to = morselCount(ext.toBytes, d.morsel_size);
@@ -227,50 +226,38 @@ export async function commitExtension(app: FastifyInstance, datasetId: string): 
     for (let at = 0; at < hashes.length; at += SHA256_BYTES) {
       if (hashes.subarray(at, at + SHA256_BYTES).every((b) => b === 0)) missing++;
     }
-    const { rows: lapsed } = await tx.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM reservations
-       WHERE dataset_id = $1 AND state = 'active' AND expires_at <= now()`,
-      [datasetId],
-    );
-    if (missing > 0 || lapsed[0]!.n > 0 || d.cached_bytes !== ext.fromBytes) {
+    const lapsed = await lapsedReservations(tx, datasetId);
+    if (missing > 0 || lapsed > 0 || d.cached_bytes !== ext.fromBytes) {
       why =
         missing > 0
           ? `${missing} morsel(s) were never reported stored`
-          : lapsed[0]!.n > 0
+          : lapsed > 0
             ? 'the extension outlived its space reservation'
             : 'the cached prefix changed underneath it';
       await abandonExtensionIn(tx, datasetId);
       return false;
     }
-    await app.reservationsRepo.commitDataset(tx, datasetId);
+    await deps.reservationsRepo.commitDataset(tx, datasetId);
     await setPlacement(tx, datasetId, [...(await getPlacement(tx, datasetId)), ...ext.extents]);
-    await tx.query(
-      `UPDATE datasets SET cached_bytes = $2, extension = NULL,
-         import_cache_bytes = CASE WHEN $2 >= size_bytes THEN NULL ELSE $2 END
-       WHERE id = $1`,
-      [datasetId, ext.toBytes],
-    );
-    await tx.query(
-      `INSERT INTO cache_evictions (dataset_id, kind, bytes) VALUES ($1, 'extend', $2)`,
-      [datasetId, ext.toBytes - ext.fromBytes],
-    );
+    await commitExtensionBytes(tx, datasetId, ext.toBytes);
+    await recordExtension(tx, datasetId, ext.toBytes - ext.fromBytes);
     return true;
   });
-  if (why) app.log.warn({ dataset: datasetId, reason: why }, 'prefix extension abandoned');
-  else if (done) app.log.info({ dataset: datasetId }, 'prefix extension committed');
-  if (done || why) app.events.publish({ type: 'dataset', datasetId, state: 'ready' });
+  if (why) deps.log.warn({ dataset: datasetId, reason: why }, 'prefix extension abandoned');
+  else if (done) deps.log.info({ dataset: datasetId }, 'prefix extension committed');
+  if (done || why) deps.events.publish({ type: 'dataset', datasetId, state: 'ready' });
   return done;
 }
 
 /** Abandon a dataset's extension in flight (see {@link abandonExtensionIn}); false if none. */
 export async function abandonExtension(
-  app: FastifyInstance,
+  deps: PrefixDeps,
   datasetId: string,
   reason: string,
 ): Promise<boolean> {
-  const ext = await withTransaction(app.pg, (tx) => abandonExtensionIn(tx, datasetId));
+  const ext = await withTransaction(deps.pg, (tx) => abandonExtensionIn(tx, datasetId));
   if (!ext) return false;
-  app.log.warn({ dataset: datasetId, reason }, 'prefix extension abandoned');
-  app.events.publish({ type: 'dataset', datasetId, state: 'ready' });
+  deps.log.warn({ dataset: datasetId, reason }, 'prefix extension abandoned');
+  deps.events.publish({ type: 'dataset', datasetId, state: 'ready' });
   return true;
 }

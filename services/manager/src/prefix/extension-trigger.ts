@@ -1,8 +1,8 @@
-import type { FastifyInstance } from 'fastify';
 import type { DatasetView } from '@freeloader/protocol';
-import { abandonExtension, considerExtension } from './extend-prefix.js';
-import { EXTEND_MIN_READS } from './extension-decision.js';
+import { extendingDatasetsOfDonor } from '../repositories/prefix-extensions.js';
 import { recordRead } from '../repositories/read-stats.js';
+import { abandonExtension, considerExtension, type ExtensionStartDeps } from './extend-prefix.js';
+import { EXTEND_MIN_READS } from './extension-decision.js';
 
 /**
  * After an import asked for the space extensions held, none starts for this long (ms): the
@@ -38,13 +38,13 @@ export interface PrefixExtensions {
  *
  * @example await app.prefixCache.extensions.noteRead(dataset, 'alice')
  */
-export function createPrefixExtensions(app: FastifyInstance): PrefixExtensions {
+export function createPrefixExtensions(deps: ExtensionStartDeps): PrefixExtensions {
   let chain: Promise<void> = Promise.resolve();
   const queued = new Set<string>();
   let pausedUntil = 0;
   return {
     async noteRead(dataset, who) {
-      const score = await recordRead(app.pg, dataset.id);
+      const score = await recordRead(deps.pg, dataset.id);
       const partial = dataset.cachedBytes < dataset.sizeBytes && dataset.sourceUri !== null;
       if (score === null || score <= EXTEND_MIN_READS - 1 || !partial) return;
       if (dataset.state !== 'ready' || queued.has(dataset.id)) return;
@@ -53,22 +53,16 @@ export function createPrefixExtensions(app: FastifyInstance): PrefixExtensions {
       chain = chain
         .then(async () => {
           if (Date.now() < pausedUntil) return;
-          const decision = await considerExtension(app, dataset.id, who);
-          app.log.debug({ dataset: dataset.id, decision }, 'prefix extension considered');
+          const decision = await considerExtension(deps, dataset.id, who);
+          deps.log.debug({ dataset: dataset.id, decision }, 'prefix extension considered');
         })
-        .catch((e: unknown) => app.log.warn({ err: e }, 'considering a prefix extension failed'))
+        .catch((e: unknown) => deps.log.warn({ err: e }, 'considering a prefix extension failed'))
         .finally(() => queued.delete(dataset.id));
     },
 
     async donorDied(agentId) {
-      const { rows } = await app.pg.query<{ dataset_id: string }>(
-        `SELECT DISTINCT j.dataset_id FROM jobs j JOIN datasets d ON d.id = j.dataset_id
-         WHERE j.kind = 'import' AND j.state IN ('queued', 'running') AND j.agent_id = $1
-           AND d.extension IS NOT NULL`,
-        [agentId],
-      );
-      for (const { dataset_id } of rows) {
-        await abandonExtension(app, dataset_id, `donor ${agentId} died during the extension`);
+      for (const datasetId of await extendingDatasetsOfDonor(deps.pg, agentId)) {
+        await abandonExtension(deps, datasetId, `donor ${agentId} died during the extension`);
       }
     },
 

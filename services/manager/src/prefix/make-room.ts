@@ -1,11 +1,12 @@
-import type { FastifyInstance } from 'fastify';
 import { FreeLoaderError, formatSize } from '@freeloader/protocol';
 import { planEviction, type EvictionStep } from '@freeloader/striping';
 import { withTransaction, type Queryable } from '../db/pool.js';
 import type { EvictionCause } from '../repositories/evictions.js';
 import { extensionReservations } from '../repositories/reservations.js';
 import { getPlacement } from '../repositories/placement.js';
+import { advisoryXactLock } from '../repositories/prefix-evictions.js';
 import { abandonExtensionIn } from './abandon-extension.js';
+import type { PrefixDb } from './deps.js';
 import { evictionEntries } from './eviction.js';
 import { clipExtents, trimDatasetIn, type TrimResult } from './trim-dataset.js';
 import type { Extent } from '@freeloader/protocol';
@@ -130,17 +131,17 @@ type MorselOf = (id: string) => { sizeBytes: number; morselSize: number };
  * it fit, nothing is touched and the import fails with NO_SPACE (which says so). A dry run
  * decides and touches nothing.
  *
- * @example await makeRoom(app, { whole: 10 * GiB, target: 10 * GiB, morselSize: MiB, fits })
+ * @example await makeRoom(deps, { whole: 10 * GiB, target: 10 * GiB, morselSize: MiB, fits })
  */
 export async function makeRoom(
-  app: FastifyInstance,
+  deps: PrefixDb,
   input: { whole: number; target: number; fits: Fits; dryRun?: boolean; cause?: EvictionCause },
 ): Promise<RoomMade> {
-  return withTransaction(app.pg, async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1)', [MAKE_ROOM_LOCK]);
+  return withTransaction(deps.pg, async (tx) => {
+    await advisoryXactLock(tx, MAKE_ROOM_LOCK);
     const extensions = await extensionReservations(tx);
     const extensionFree = addFree(...extensions.values());
-    const entries = await evictionEntries(app);
+    const entries = await evictionEntries(deps);
     const steps = planEviction(entries, Number.MAX_SAFE_INTEGER).steps;
     const sizes = new Map(entries.map((e) => [e.id, e]));
     const freedAfter = await freedAfterSteps(tx, steps, (id) => sizes.get(id)!);

@@ -1,5 +1,8 @@
-import type { FastifyInstance } from 'fastify';
 import type { PatchNode } from '@freeloader/protocol';
+import { donorsOfDataset } from '../repositories/placement.js';
+import { patchNodeAgents } from '../repositories/prefix-patch-nodes.js';
+import type { SoftState } from '../soft-state.js';
+import type { PrefixDb } from './deps.js';
 
 /** A storage donor serving less than this is idle enough to patch (bytes/s). */
 export const IDLE_SERVING_RATE = 1e6;
@@ -35,22 +38,25 @@ export function rankPatchNodes(candidates: readonly NodeCandidate[]): NodeCandid
   );
 }
 
+/** What picking patching nodes reads: the agents, and who is live and how busy. */
+export interface PatchNodeDeps extends PrefixDb {
+  softState: Pick<SoftState, 'stateOf' | 'heartbeatOf'>;
+}
+
 /** Up to `width` live patching nodes for a read of `datasetId`, best first, none of `exclude`. */
 export async function pickPatchNodes(
-  app: FastifyInstance,
+  deps: PatchNodeDeps,
   datasetId: string,
   width: number,
   exclude: readonly string[] = [],
 ): Promise<PatchNode[]> {
-  const { rows } = await app.pg.query<{ id: string; url: string; bandwidth_only: boolean }>(
-    'SELECT id, url, bandwidth_only FROM agents WHERE revoked_at IS NULL',
-  );
-  const holders = new Set(await app.placementRepo.donorsOfDataset(datasetId));
+  const rows = await patchNodeAgents(deps.pg);
+  const holders = new Set(await donorsOfDataset(deps.pg, datasetId));
   const skip = new Set(exclude);
   const live = rows
-    .filter((r) => !skip.has(r.id) && app.softState.stateOf(r.id) === 'live')
+    .filter((r) => !skip.has(r.id) && deps.softState.stateOf(r.id) === 'live')
     .map((r) => {
-      const beat = app.softState.heartbeatOf(r.id);
+      const beat = deps.softState.heartbeatOf(r.id);
       return {
         id: r.id,
         url: beat?.url ?? r.url,

@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import {
   FreeLoaderError,
   SHA256_BYTES,
@@ -6,38 +5,33 @@ import {
   signCapability,
   type DatasetView,
   type PatchHashes,
-  type PatchNode,
   type PatchReport,
   type PatchSessionPlan,
   type PatchSessionView,
   type SuffixPlan,
   type SuffixPlanRequest,
 } from '@freeloader/protocol';
+import type { NamespaceRepo } from '../repositories/namespace.js';
+import { donorsOfDataset, getHashes, putMorselHashes } from '../repositories/placement.js';
+import {
+  addPatchReport,
+  getPatchSession,
+  insertPatchSession,
+  listPatchSessions,
+  replacePatchSession,
+  type PatchSessionRow as SessionRow,
+} from '../repositories/prefix-patch-sessions.js';
 import { iso } from '../repositories/rows.js';
-import { pickPatchNodes } from './patch-nodes.js';
-import { DEFAULT_REQUEST_SIZE, MAX_REQUEST_SIZE } from './source-registry.js';
+import type { SigningKeys } from '../repositories/settings.js';
+import type { PrefixDeps } from './deps.js';
+import { pickPatchNodes, type PatchNodeDeps } from './patch-nodes.js';
+import { DEFAULT_REQUEST_SIZE, MAX_REQUEST_SIZE, type SourceRegistry } from './source-registry.js';
 import { sourceKey } from './source-key.js';
 
 /** Patch width when the dataset has no cached prefix to match (seed 002 §5.2 used up to 10). */
 export const DEFAULT_PATCH_WIDTH = 8;
 /** Lifetime of the capability patching nodes shuffle with (seconds). */
 const SHUFFLE_CAPABILITY_TTL_S = 6 * 3600;
-
-interface SessionRow {
-  id: string;
-  dataset_id: string | null;
-  client: string;
-  state: PatchSessionView['state'];
-  first_morsel: number;
-  end_morsel: number;
-  request_size: number;
-  nodes: PatchNode[];
-  source: string | null;
-  reports: number;
-  bytes: number;
-  rate: number | null;
-  created_at: Date;
-}
 
 const toView = (r: SessionRow): PatchSessionView => ({
   id: r.id,
@@ -80,14 +74,19 @@ export function patchRequestSize(
   return Math.ceil(bytes / morselSize) * morselSize;
 }
 
+/** What patch sessions need: nodes to pick, the dataset and its hashes, sources, the signer. */
+export interface PatchSessionDeps extends PatchNodeDeps, Pick<PrefixDeps, 'log'> {
+  namespaceRepo: Pick<NamespaceRepo, 'get'>;
+  sources: Pick<SourceRegistry, 'get' | 'observe'>;
+  signingKeys: Pick<SigningKeys, 'privateKey'>;
+}
+
 /** Patch sessions: the manager's side of collective downloads (seed 002 §4.2). */
-export function createPatchSessions(app: FastifyInstance) {
+export function createPatchSessions(deps: PatchSessionDeps) {
   async function row(id: string): Promise<SessionRow> {
-    const { rows } = await app.pg.query<SessionRow>('SELECT * FROM patch_sessions WHERE id = $1', [
-      id,
-    ]);
-    if (!rows[0]) throw new FreeLoaderError('PATCH_SESSION_NOT_FOUND', `no patch session ${id}`);
-    return rows[0];
+    const found = await getPatchSession(deps.pg, id);
+    if (!found) throw new FreeLoaderError('PATCH_SESSION_NOT_FOUND', `no patch session ${id}`);
+    return found;
   }
 
   function memberOf(r: SessionRow, agentId: string): void {
@@ -121,11 +120,11 @@ export function createPatchSessions(app: FastifyInstance) {
       const first = Math.min(count, req.fromMorsel ?? cached);
       // At least the prefix's stripe width (seed 002 §5.2), and wide by default: the aggregate
       // patch rate grows with the number of nodes (seed Fig. 4).
-      const holders = await app.placementRepo.donorsOfDataset(dataset.id);
+      const holders = await donorsOfDataset(deps.pg, dataset.id);
       const width = req.width ?? Math.max(holders.length, DEFAULT_PATCH_WIDTH);
-      const nodes = await pickPatchNodes(app, dataset.id, width, req.exclude);
+      const nodes = await pickPatchNodes(deps, dataset.id, width, req.exclude);
       const key = sourceKey(dataset.sourceUri);
-      const stats = key ? await app.prefixCache.sources.get(key) : null;
+      const stats = key ? await deps.sources.get(key) : null;
       const suffixBytes = Math.max(0, dataset.sizeBytes - first * dataset.morselSize);
       const requestSize = patchRequestSize(
         req.requestSize ?? stats?.requestSize ?? DEFAULT_REQUEST_SIZE,
@@ -133,24 +132,21 @@ export function createPatchSessions(app: FastifyInstance) {
         nodes.length,
         dataset.morselSize,
       );
-      if (req.replaces) {
-        await app.pg.query(
-          `UPDATE patch_sessions SET state = 'replaced', updated_at = now()
-           WHERE id = $1 AND dataset_id = $2 AND state = 'active'`,
-          [req.replaces, dataset.id],
-        );
-      }
-      const { rows } = await app.pg.query<SessionRow>(
-        `INSERT INTO patch_sessions (dataset_id, client, first_morsel, end_morsel, request_size,
-                                     nodes, source)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-        [dataset.id, client, first, count, requestSize, JSON.stringify(nodes), key],
-      );
-      app.log.info(
-        { session: rows[0]!.id, dataset: dataset.id, first, end: count, nodes: nodes.length },
+      if (req.replaces) await replacePatchSession(deps.pg, req.replaces, dataset.id);
+      const opened = await insertPatchSession(deps.pg, {
+        datasetId: dataset.id,
+        client,
+        first,
+        end: count,
+        requestSize,
+        nodes,
+        source: key,
+      });
+      deps.log.info(
+        { session: opened.id, dataset: dataset.id, first, end: count, nodes: nodes.length },
         'patch session opened',
       );
-      return toPlan(rows[0]!, dataset.etag);
+      return toPlan(opened, dataset.etag);
     },
 
     /** What a member node needs to start: the plan, the source, the shuffle capability. */
@@ -160,9 +156,9 @@ export function createPatchSessions(app: FastifyInstance) {
       if (r.state !== 'active' || !r.dataset_id) {
         throw new FreeLoaderError('CONFLICT', `patch session ${id} is ${r.state}`);
       }
-      const dataset = await app.namespaceRepo.get(r.dataset_id);
+      const dataset = await deps.namespaceRepo.get(r.dataset_id);
       if (!dataset?.sourceUri) throw new FreeLoaderError('DATASET_NOT_FOUND', `dataset is gone`);
-      const hashes = await app.placementRepo.getHashes(dataset.id, r.first_morsel);
+      const hashes = await getHashes(deps.pg, dataset.id, r.first_morsel);
       let hashesFrom = r.first_morsel;
       while (hashesFrom < r.end_morsel) {
         const at = (hashesFrom - r.first_morsel) * SHA256_BYTES;
@@ -170,7 +166,7 @@ export function createPatchSessions(app: FastifyInstance) {
         if (digest.length < SHA256_BYTES || digest.every((b) => b === 0)) break;
         hashesFrom++;
       }
-      const writeCapability = signCapability(app.signingKeys.privateKey, {
+      const writeCapability = signCapability(deps.signingKeys.privateKey, {
         ds: dataset.id,
         ops: ['write'],
         sub: `patch:${id}`,
@@ -201,30 +197,21 @@ export function createPatchSessions(app: FastifyInstance) {
       const r = await row(id);
       memberOf(r, agentId);
       const nodeRate = rep.activeSeconds > 0 ? rep.bytes / rep.activeSeconds : 0;
-      const { rows } = await app.pg.query<SessionRow>(
-        `UPDATE patch_sessions SET reports = reports + 1, bytes = bytes + $2,
-           rate = CASE WHEN $3::float8 > 0 THEN coalesce(rate, 0) + $3::float8 ELSE rate END,
-           state = CASE WHEN state = 'active' AND reports + 1 >= jsonb_array_length(nodes)
-                        THEN 'done' ELSE state END,
-           updated_at = now()
-         WHERE id = $1 RETURNING *`,
-        [id, rep.bytes, nodeRate],
-      );
-      const now = rows[0]!;
+      const now = await addPatchReport(deps.pg, id, rep.bytes, nodeRate);
       if (rep.errorCode) {
-        app.log.warn(
+        deps.log.warn(
           { session: id, agent: agentId, code: rep.errorCode, err: rep.error },
           'patch node failed',
         );
       }
       if (!r.source) return;
       if (rep.latencyMs !== undefined) {
-        await app.prefixCache.sources.observe(r.source, { latencyS: rep.latencyMs / 1000 });
+        await deps.sources.observe(r.source, { latencyS: rep.latencyMs / 1000 });
       }
       const complete = now.reports === now.nodes.length;
       // Tiny sessions say more about startup than about bulk rate: skip those.
       if (complete && now.rate && now.bytes >= now.nodes.length * r.request_size) {
-        await app.prefixCache.sources.observe(r.source, {
+        await deps.sources.observe(r.source, {
           patchRate: now.rate,
           patchWidth: now.nodes.length,
         });
@@ -239,15 +226,11 @@ export function createPatchSessions(app: FastifyInstance) {
       const inSuffix = body.hashes.filter(
         (h) => h.index >= r.first_morsel && h.index < r.end_morsel,
       );
-      await app.placementRepo.putMorselHashes(r.dataset_id, inSuffix);
+      await putMorselHashes(deps.pg, r.dataset_id, inSuffix);
     },
 
     async list(limit = 50): Promise<PatchSessionView[]> {
-      const { rows } = await app.pg.query<SessionRow>(
-        'SELECT * FROM patch_sessions ORDER BY created_at DESC LIMIT $1',
-        [limit],
-      );
-      return rows.map(toView);
+      return (await listPatchSessions(deps.pg, limit)).map(toView);
     },
   };
 }

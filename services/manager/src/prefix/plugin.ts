@@ -1,8 +1,18 @@
 import fp from 'fastify-plugin';
+import { placementCandidates } from '../imports/candidates.js';
+import { planPlacement } from '../imports/choose-policy.js';
+import { importPayload, reserveAll } from '../imports/start-import.js';
+import { recentImportSample } from '../repositories/prefix-sources.js';
+import { createCacheAdmin, type CacheAdmin } from './cache-admin.js';
 import { createClientRates, type ClientRates } from './client-rates.js';
 import { watermarkSweep } from './eviction.js';
+import type { ExtensionPlacement, ExtensionStartDeps } from './extend-prefix.js';
 import { createPrefixExtensions, type PrefixExtensions } from './extension-trigger.js';
-import { createPatchSessions, type PatchSessions } from './patch-sessions.js';
+import {
+  createPatchSessions,
+  type PatchSessionDeps,
+  type PatchSessions,
+} from './patch-sessions.js';
 import { createSourceRegistry, type SourceRegistry } from './source-registry.js';
 import { sourceKey } from './source-key.js';
 
@@ -16,6 +26,7 @@ export interface PrefixServices {
   clients: ClientRates;
   sessions: PatchSessions;
   extensions: PrefixExtensions;
+  cache: CacheAdmin;
 }
 
 declare module 'fastify' {
@@ -25,8 +36,8 @@ declare module 'fastify' {
 }
 
 /**
- * Prefix caching on the manager: the source registry, client rates, patch sessions, and the
- * watermark sweep. A finished import teaches the registry the source's import rate.
+ * Prefix caching on the manager: the source registry, client rates, patch sessions, the cache's
+ * status, pins and cuts, and the watermark sweep. A finished import teaches the registry the source's import rate.
  */
 export interface PrefixCachingOptions {
   /** Run the watermark sweep timer (tests call `watermarkSweep` by hand). Default true. */
@@ -35,15 +46,35 @@ export interface PrefixCachingOptions {
 
 export default fp<PrefixCachingOptions>(
   async (app, opts) => {
+    const sources = createSourceRegistry(app.pg);
+    const clients = createClientRates(app.pg);
+    // Placement as a first import does it, bound to this app once (see ExtensionPlacement).
+    const placement: ExtensionPlacement = {
+      candidates: () => placementCandidates(app),
+      plan: (size, req, candidates, who) => planPlacement(app, size, req, candidates, who),
+      reserveAll: (datasetId, plan, size) => reserveAll(app, datasetId, plan, size),
+      importPayload: (datasetId, plan, probe, who) =>
+        importPayload(app, datasetId, plan, probe, who),
+    };
+    // The one deps object prefix caching's domain functions receive.
+    const deps: ExtensionStartDeps & PatchSessionDeps = {
+      pg: app.pg,
+      log: app.log,
+      events: app.events,
+      softState: app.softState,
+      signingKeys: app.signingKeys,
+      namespaceRepo: app.namespaceRepo,
+      sources,
+      placement,
+    };
     const prefix: PrefixServices = {
-      sources: createSourceRegistry(app.pg),
-      clients: createClientRates(app.pg),
-      sessions: undefined as unknown as PatchSessions,
-      extensions: undefined as unknown as PrefixExtensions,
+      sources,
+      clients,
+      sessions: createPatchSessions(deps),
+      extensions: createPrefixExtensions(deps),
+      cache: createCacheAdmin(deps),
     };
     app.decorate('prefixCache', prefix);
-    prefix.sessions = createPatchSessions(app);
-    prefix.extensions = createPrefixExtensions(app);
 
     const off = app.events.subscribe((event) => {
       if (event.type === 'agent' && event.state === 'dead') {
@@ -59,14 +90,7 @@ export default fp<PrefixCachingOptions>(
     const learned = new Set<string>();
     async function learnImportRate(datasetId: string): Promise<void> {
       if (learned.has(datasetId)) return;
-      const { rows } = await app.pg.query<{ uri: string; bytes: number; seconds: number }>(
-        `SELECT source_uri AS uri, cached_bytes AS bytes,
-                extract(epoch FROM now() - created_at)::float8 AS seconds
-         FROM datasets WHERE id = $1 AND state = 'ready' AND source_uri IS NOT NULL
-           AND created_at > now() - interval '1 day'`,
-        [datasetId],
-      );
-      const r = rows[0];
+      const r = await recentImportSample(app.pg, datasetId);
       const key = sourceKey(r?.uri);
       if (!r || !key || r.bytes < MIN_RATE_SAMPLE || !(r.seconds > 0)) return;
       learned.add(datasetId);
@@ -80,7 +104,7 @@ export default fp<PrefixCachingOptions>(
       timer = setInterval(() => {
         if (sweeping) return;
         sweeping = true;
-        watermarkSweep(app)
+        watermarkSweep(deps)
           .catch((e: unknown) => app.log.warn({ err: e }, 'watermark sweep failed'))
           .finally(() => (sweeping = false));
       }, SWEEP_MS);

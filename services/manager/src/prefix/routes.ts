@@ -20,15 +20,7 @@ import {
   SuffixPlanRequest,
 } from '@freeloader/protocol';
 import { principalOf, requireAgent, requireUser, requireUserOrAgent } from '../auth/guards.js';
-import {
-  cacheSpace,
-  cachedDatasets,
-  evictionTotals,
-  HIGH_WATERMARK,
-  LOW_WATERMARK,
-} from './eviction.js';
 import { sourceKey } from './source-key.js';
-import { trimDataset } from './trim-dataset.js';
 
 const errors = { 400: E, 401: E, 403: E, 404: E, 409: E, 500: E };
 
@@ -95,13 +87,7 @@ const prefixRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: CacheStatus, ...errors },
       },
     },
-    async () => ({
-      ...(await cacheSpace(app)),
-      highWatermark: HIGH_WATERMARK,
-      lowWatermark: LOW_WATERMARK,
-      evictions: await evictionTotals(app),
-      datasets: await cachedDatasets(app),
-    }),
+    async () => app.prefixCache.cache.status(),
   );
 
   app.put(
@@ -117,11 +103,8 @@ const prefixRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req) => {
-      const { rowCount } = await app.pg.query('UPDATE datasets SET pinned = $2 WHERE id = $1', [
-        req.params.id,
-        req.body.pinned,
-      ]);
-      if (!rowCount) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${req.params.id}`);
+      const found = await app.prefixCache.cache.pin(req.params.id, req.body.pinned);
+      if (!found) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${req.params.id}`);
       return { ok: true as const };
     },
   );
@@ -147,7 +130,7 @@ const prefixRoutes: FastifyPluginAsyncTypebox = async (app) => {
           `dataset ${dataset.path} is ${dataset.state}`,
         );
       }
-      const cut = await trimDataset(app, dataset.id, req.body.cachedBytes, {
+      const cut = await app.prefixCache.cache.trim(dataset.id, req.body.cachedBytes, {
         reason: 'admin',
         forUserId: req.user?.id ?? null,
       });

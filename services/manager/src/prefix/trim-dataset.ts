@@ -1,11 +1,20 @@
 import type pg from 'pg';
-import type { FastifyInstance } from 'fastify';
 import { donorOf, morselLength, type Extent } from '@freeloader/protocol';
 import { withTransaction, type Queryable } from '../db/pool.js';
 import { recordCut, type EvictionCause } from '../repositories/evictions.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { getPlacement, setPlacement } from '../repositories/placement.js';
+import {
+  decreaseUsedBytes,
+  lockAgents,
+  lockCommittedReservations,
+  lockDatasetForTrim,
+  releaseReservation,
+  setCachedBytes,
+  shrinkReservation,
+} from '../repositories/prefix-trims.js';
 import { abandonExtensionIn } from './abandon-extension.js';
+import type { PrefixDeps } from './deps.js';
 
 export interface TrimResult {
   datasetId: string;
@@ -45,32 +54,19 @@ export function clipExtents(
 
 /** Take `bytes` out of a donor's committed reservations for a dataset and its used space. */
 async function giveBack(tx: Queryable, agentId: string, datasetId: string, bytes: number) {
-  const { rows } = await tx.query<{ id: string; bytes: number }>(
-    `SELECT id, bytes FROM reservations
-     WHERE agent_id = $1 AND dataset_id = $2 AND state = 'committed' ORDER BY bytes FOR UPDATE`,
-    [agentId, datasetId],
-  );
+  const rows = await lockCommittedReservations(tx, agentId, datasetId);
   let left = bytes;
   for (const r of rows) {
     if (left <= 0) break;
     if (r.bytes <= left) {
-      await tx.query(
-        `UPDATE reservations SET state = 'released', updated_at = now() WHERE id = $1`,
-        [r.id],
-      );
+      await releaseReservation(tx, r.id);
       left -= r.bytes;
     } else {
-      await tx.query(
-        'UPDATE reservations SET bytes = bytes - $2, updated_at = now() WHERE id = $1',
-        [r.id, left],
-      );
+      await shrinkReservation(tx, r.id, left);
       left = 0;
     }
   }
-  await tx.query('UPDATE agents SET used_bytes = greatest(0, used_bytes - $2) WHERE id = $1', [
-    agentId,
-    bytes - left,
-  ]);
+  await decreaseUsedBytes(tx, agentId, bytes - left);
 }
 
 /**
@@ -82,15 +78,15 @@ async function giveBack(tx: Queryable, agentId: string, datasetId: string, bytes
  * `cause` (why, for which import) goes into the eviction log.
  */
 export async function trimDataset(
-  app: FastifyInstance,
+  deps: Pick<PrefixDeps, 'pg' | 'events'>,
   datasetId: string,
   toBytes: number,
   cause?: EvictionCause,
 ): Promise<TrimResult | null> {
-  const result = await withTransaction(app.pg, (tx) =>
+  const result = await withTransaction(deps.pg, (tx) =>
     trimDatasetIn(tx, datasetId, toBytes, cause),
   );
-  if (result) app.events.publish({ type: 'dataset', datasetId, state: 'ready' });
+  if (result) deps.events.publish({ type: 'dataset', datasetId, state: 'ready' });
   return result;
 }
 
@@ -101,18 +97,7 @@ export async function trimDatasetIn(
   toBytes: number,
   cause?: EvictionCause,
 ): Promise<TrimResult | null> {
-  const { rows } = await tx.query<{
-    size_bytes: number;
-    morsel_size: number;
-    cached_bytes: number;
-    state: string;
-    pinned: boolean;
-  }>(
-    `SELECT size_bytes, morsel_size, cached_bytes, state, pinned FROM datasets
-     WHERE id = $1 FOR UPDATE`,
-    [datasetId],
-  );
-  const d = rows[0];
+  const d = await lockDatasetForTrim(tx, datasetId);
   if (!d || d.state !== 'ready' || d.pinned || d.cached_bytes <= toBytes) return null;
   // The cache needs the space: an extension in flight would only grow what is being cut.
   await abandonExtensionIn(tx, datasetId);
@@ -126,12 +111,10 @@ export async function trimDatasetIn(
   );
   // Agents in id order, as `reserve` locks an agent before any of its reservations.
   const donors = [...freed.keys()].sort();
-  await tx.query('SELECT 1 FROM agents WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [
-    donors,
-  ]);
+  await lockAgents(tx, donors);
   for (const donor of donors) await giveBack(tx, donor, datasetId, freed.get(donor)!);
   await setPlacement(tx, datasetId, extents);
-  await tx.query('UPDATE datasets SET cached_bytes = $2 WHERE id = $1', [datasetId, target]);
+  await setCachedBytes(tx, datasetId, target);
   const kind = target === 0 ? ('evict' as const) : ('trim' as const);
   const freedBytes = d.cached_bytes - target;
   await recordCut(tx, { datasetId, kind, bytes: freedBytes }, cause);
