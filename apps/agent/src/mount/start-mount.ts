@@ -1,8 +1,8 @@
 import { FreeLoaderError, MiB, type Listing } from '@freeloader/protocol';
 import type { ManagerClient } from '../manager-client.js';
 import type { MountAdapter, Mounted } from './adapter.js';
-import { DatasetFs } from './dataset-fs.js';
-import { WorkerMorselSource } from './worker-morsel-source.js';
+import { DatasetFs } from '../dataset-fs/dataset-fs.js';
+import { WorkerMorselSource } from '../dataset-fs/worker-morsel-source.js';
 import { prepareMountPoint } from './mount-point.js';
 import { mountAdapterFor } from './platforms.js';
 
