@@ -1,6 +1,5 @@
 import {
   FreeLoaderError,
-  donorsOfMorsel,
   isFreeLoaderError,
   morselCount,
   morselLength,
@@ -8,8 +7,8 @@ import {
 } from '@freeloader/protocol';
 import { DonorPools } from './donor-pool.js';
 import { HashPool, type SharedMemory } from './hash-pool.js';
+import { MorselLocator, placeNodes } from './morsel-locator.js';
 import { MorselSlab } from './morsel-slab.js';
-import { slowness } from './prefer-fast.js';
 import { Semaphore } from './semaphore.js';
 import { SuffixReader } from './suffix-reader.js';
 
@@ -59,12 +58,6 @@ export interface DonorRate {
 export class DatasetReader {
   readonly count: number;
   private readonly donorUrl = new Map<string, string>();
-  private readonly usable = new Set<string>();
-  /** Donors whose governor slows their serving (owner active, contended, paused). */
-  private readonly throttled = new Set<string>();
-  /** Delivery rate the manager predicts for each donor to this client (bytes/s), when known. */
-  private readonly predicted = new Map<string, number>();
-  private readonly failures = new Map<string, number>();
   private readonly slots = new Map<string, Semaphore>();
   private readonly rates = new Map<string, DonorRate & { inFlight: number; since: number }>();
   private readonly pools: DonorPools;
@@ -74,23 +67,21 @@ export class DatasetReader {
   private readonly slab: MorselSlab;
   /** The uncached suffix, patched by patching nodes (seed 002), when the map has a plan. */
   private readonly suffix: SuffixReader | undefined;
+  /** Decides, per morsel, between donor copies, a patching node and the source. */
+  private readonly locator: MorselLocator;
 
   constructor(
     readonly map: DatasetMap,
     private readonly opts: ReaderOptions = {},
   ) {
     this.count = morselCount(map.dataset.sizeBytes, map.dataset.morselSize);
-    for (const d of map.donors) {
-      this.donorUrl.set(d.id, d.url);
-      if (d.state === 'live') this.usable.add(d.id);
-      if (d.throttle && d.throttle !== 'idle' && d.throttle !== 'unknown') this.throttled.add(d.id);
-      if (d.rate) this.predicted.set(d.id, d.rate);
-    }
+    for (const d of map.donors) this.donorUrl.set(d.id, d.url);
     this.ownPools = !opts.pools;
     this.pools = opts.pools ?? new DonorPools();
     this.ownHashes = !opts.hashes;
     this.hashes = opts.hashes ?? new HashPool();
     this.suffix = map.suffix ? new SuffixReader(map, map.suffix) : undefined;
+    this.locator = new MorselLocator(map, this.suffix);
     this.slab = new MorselSlab(opts.slabSlots ?? this.defaultWindow() + 8, map.dataset.morselSize);
   }
 
@@ -123,17 +114,11 @@ export class DatasetReader {
 
   /**
    * Donors of morsel `index`, usable ones first, fewest failures first, unthrottled first, then
-   * the faster copy first (by the manager's predicted rate).
+   * the faster copy first (by the manager's predicted rate); the patching node for the suffix.
+   * The ranking is {@link MorselLocator}'s.
    */
   candidates(index: number): string[] {
-    if (this.suffix?.covers(index)) return [this.suffix.nodeOf(index)];
-    const all = donorsOfMorsel(this.map.extents, index);
-    const score = (d: string): number =>
-      (this.usable.has(d) ? 0 : 1000) +
-      (this.failures.get(d) ?? 0) +
-      (this.throttled.has(d) ? 0.5 : 0) +
-      slowness(d, all, this.predicted);
-    return all.filter((d) => this.donorUrl.has(d)).sort((a, b) => score(a) - score(b));
+    return placeNodes(this.locator.locate(index));
   }
 
   /** Morsel `index` as a buffer the caller owns (random access: the mount). */
@@ -234,12 +219,13 @@ export class DatasetReader {
     if (target.length < length) throw new RangeError(`morsel ${index} needs ${length} bytes`);
     const expected = this.map.hashes.slice(index * 64, index * 64 + 64);
     const hash = (): Promise<string> => this.hashes.hashSlot(shared, offset, length);
+    const place = this.locator.locate(index);
     // The uncached suffix comes from the patching nodes, verified by the suffix reader.
-    if (this.suffix?.covers(index)) {
-      return this.suffix.readVerified(index, length, expected, target, hash, signal);
+    if (place.kind === 'patching') {
+      return this.suffix!.readVerified(index, length, expected, target, hash, signal);
     }
     let lastError: FreeLoaderError | undefined;
-    for (const donor of this.candidates(index)) {
+    for (const donor of place.kind === 'donors' ? place.copies : []) {
       try {
         const data = await this.fromDonor(donor, id, index, length, target);
         if ((await hash()) !== expected) {
@@ -252,7 +238,7 @@ export class DatasetReader {
       } catch (e) {
         if (signal?.aborted) throw e;
         lastError = isFreeLoaderError(e) ? e : new FreeLoaderError('UNAVAILABLE', String(e));
-        this.failures.set(donor, (this.failures.get(donor) ?? 0) + 1);
+        this.locator.failed(donor);
         this.opts.onDonorFailure?.(donor, lastError);
       }
     }
@@ -279,8 +265,7 @@ export class DatasetReader {
    * except that a patched suffix goes the way its patching nodes download it (seed 002).
    */
   readOrder(): number[] {
-    const all = Array.from({ length: this.count }, (_, i) => i);
-    return this.suffix ? this.suffix.arrivalOrder(all) : all;
+    return this.locator.readOrder(this.count);
   }
 
   /** Observed per-donor delivery (for rate reports to the manager). */

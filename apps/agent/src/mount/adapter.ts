@@ -1,4 +1,4 @@
-import type { ReadOnlyFileSystem } from './file-system.js';
+import type { ReadOnlyFileSystem } from '../dataset-fs/file-system.js';
 
 export interface MountOptions {
   /** Let other users read the mount (FUSE `allow_other`; needs `user_allow_other` unless root). */

@@ -1,6 +1,6 @@
 import { FreeLoaderError } from '@freeloader/protocol';
 import type { MountAdapter, MountOptions, Mounted } from './adapter.js';
-import { errnoOf, withDeadline, type ReadOnlyFileSystem } from './file-system.js';
+import { errnoOf, withDeadline, type ReadOnlyFileSystem } from '../dataset-fs/file-system.js';
 import {
   FUSE_INSTALL_HINT,
   fuseErrno,

@@ -1,8 +1,8 @@
 import { FreeLoaderError, MiB, type Listing } from '@freeloader/protocol';
 import type { ManagerClient } from '../manager-client.js';
 import type { MountAdapter, Mounted } from './adapter.js';
-import { DatasetFs } from './dataset-fs.js';
-import { WorkerMorselSource } from './worker-morsel-source.js';
+import { createDatasetFs } from '../dataset-fs/create-dataset-fs.js';
+import type { DatasetFs } from '../dataset-fs/dataset-fs.js';
 import { prepareMountPoint } from './mount-point.js';
 import { mountAdapterFor } from './platforms.js';
 
@@ -50,16 +50,12 @@ export async function startMount(opts: StartMountOptions): Promise<RunningMount>
   // Fail now, not at the first `ls`, when the manager is down or the session is not valid.
   await opts.manager.request<Listing>('GET', '/namespace?path=');
   const { dir, cleared } = await prepareMountPoint(opts.dir);
-  const fs = new DatasetFs({
+  const fs = createDatasetFs({
     manager: opts.manager,
     cacheBytes: (opts.cacheMb ?? 256) * MiB,
     ...(opts.readAheadMb !== undefined ? { readAheadBytes: opts.readAheadMb * MiB } : {}),
     ...(opts.log ? { log: opts.log } : {}),
-    ...((opts.worker ?? true) && WorkerMorselSource.available()
-      ? {
-          source: new WorkerMorselSource(opts.manager, opts.log ? { log: opts.log } : {}),
-        }
-      : {}),
+    ...(opts.worker !== undefined ? { worker: opts.worker } : {}),
   });
   let mounted: Mounted;
   try {

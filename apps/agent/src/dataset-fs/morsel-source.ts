@@ -18,7 +18,7 @@ export interface DatasetInfo {
 }
 
 /**
- * Where verified morsels come from. The mount reads through this so the network can run on
+ * Where verified morsels come from. The file system reads through this so the network can run on
  * another thread ({@link import('./worker-morsel-source.js').WorkerMorselSource}) or on this one
  * ({@link InProcessMorselSource}), with the same behaviour.
  */

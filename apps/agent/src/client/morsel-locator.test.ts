@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import type { DatasetMap, Extent } from '@freeloader/protocol';
+import {
+  MorselLocator,
+  placeNodes,
+  type MorselPlace,
+  type PatchedSuffix,
+} from './morsel-locator.js';
+
+const A = 'a';
+const B = 'b';
+const C = 'c';
+
+type Donor = DatasetMap['donors'][number];
+const live = (id: string, extra: Partial<Donor> = {}): Donor => ({
+  id,
+  url: `http://${id}`,
+  state: 'live',
+  ...extra,
+});
+
+/** Morsels 0…3 in two copies: copy 0 on A, copy 1 on B. */
+const twoCopies: Extent[] = [0, 1].map((copy) => ({
+  copy,
+  first: 0,
+  count: 4,
+  unit: 1,
+  phase: 0,
+  donors: [copy === 0 ? A : B],
+}));
+
+/** Morsels 4…7 patched by P and Q, one-morsel requests, arrival order reversed to be visible. */
+function suffix(nodes: string[]): PatchedSuffix & { touched: number[] } {
+  const touched: number[] = [];
+  return {
+    touched,
+    covers: (i) => {
+      touched.push(i);
+      return i >= 4 && i < 8;
+    },
+    nodeOf: (i) => (nodes.length > 0 ? nodes[(i - 4) % nodes.length]! : ''),
+    arrivalOrder: (all) => [...all.filter((i) => i < 4), ...all.filter((i) => i >= 4).reverse()],
+  };
+}
+
+describe('MorselLocator.locate', () => {
+  it.each<[string, Donor[], string[], number, MorselPlace]>([
+    ['primary first when nothing is known', [live(A), live(B)], [], 2, donors(A, B)],
+    [
+      'the faster copy first',
+      [live(A, { rate: 5e6 }), live(B, { rate: 50e6 })],
+      [],
+      2,
+      donors(B, A),
+    ],
+    [
+      'an unthrottled copy beats a faster throttled one',
+      [live(A, { rate: 5e6 }), live(B, { rate: 50e6, throttle: 'active' })],
+      [],
+      2,
+      donors(A, B),
+    ],
+    [
+      'a live copy beats a faster stale one',
+      [live(A, { rate: 5e6 }), live(B, { rate: 50e6, state: 'stale' })],
+      [],
+      2,
+      donors(A, B),
+    ],
+    ['a donor that failed goes behind the other copy', [live(A), live(B)], [A], 2, donors(B, A)],
+    ['fewest failures first', [live(A), live(B)], [A, B, B], 2, donors(A, B)],
+    [
+      'a failed live donor still beats a stale one',
+      [live(A), live(B, { state: 'stale' })],
+      [A, A],
+      2,
+      donors(A, B),
+    ],
+    ['a donor without an address is never offered', [live(B)], [], 2, donors(B)],
+    ['no copy with an address: the source', [live(C)], [], 2, { kind: 'source' }],
+    ['outside every extent: the source', [live(A), live(B)], [], 5, { kind: 'source' }],
+  ])('%s', (_, mapDonors, failures, index, want) => {
+    const locator = new MorselLocator({ extents: twoCopies, donors: mapDonors });
+    for (const d of failures) locator.failed(d);
+    expect(locator.locate(index)).toEqual(want);
+  });
+
+  it.each<[string, string[], number, MorselPlace]>([
+    ['the suffix goes to its patching node', ['P', 'Q'], 5, { kind: 'patching', node: 'Q' }],
+    ['round robin over the nodes', ['P', 'Q'], 6, { kind: 'patching', node: 'P' }],
+    ['no node left: patching from the source', [], 4, { kind: 'patching', node: '' }],
+    ['the prefix still comes from donors', ['P', 'Q'], 1, donors(A, B)],
+  ])('%s', (_, nodes, index, want) => {
+    const s = suffix(nodes);
+    const locator = new MorselLocator({ extents: twoCopies, donors: [live(A), live(B)] }, s);
+    expect(locator.locate(index)).toEqual(want);
+    // Asking is what keeps the suffix reader's sessions alive.
+    expect(s.touched).toEqual([index]);
+  });
+});
+
+describe('MorselLocator.readOrder', () => {
+  it.each<[string, PatchedSuffix | undefined, number[]]>([
+    ['index order without a suffix', undefined, [0, 1, 2, 3, 4, 5, 6, 7]],
+    ['the suffix in arrival order after the prefix', suffix(['P']), [0, 1, 2, 3, 7, 6, 5, 4]],
+  ])('%s', (_, s, want) => {
+    expect(new MorselLocator({ extents: twoCopies, donors: [] }, s).readOrder(8)).toEqual(want);
+  });
+});
+
+describe('placeNodes', () => {
+  it.each<[MorselPlace, string[]]>([
+    [donors(A, B), [A, B]],
+    [{ kind: 'patching', node: 'P' }, ['P']],
+    [{ kind: 'source' }, []],
+  ])('%j → %j', (place, want) => expect(placeNodes(place)).toEqual(want));
+});
+
+function donors(...copies: string[]): MorselPlace {
+  return { kind: 'donors', copies };
+}

@@ -1,0 +1,105 @@
+import { donorsOfMorsel, type DatasetMap } from '@freeloader/protocol';
+import { slowness } from './prefer-fast.js';
+
+/**
+ * Where to read one morsel from:
+ * - `donors`: its cached copies, best first (the reader tries each, then the source);
+ * - `patching`: the uncached suffix, served by a patching node (seed 002); `node` is the one
+ *   serving it now, '' when the suffix is read from the source directly;
+ * - `source`: no donor holds it, so only the source can deliver it.
+ */
+export type MorselPlace =
+  { kind: 'donors'; copies: string[] } | { kind: 'patching'; node: string } | { kind: 'source' };
+
+/**
+ * The patched suffix as the locator sees it ({@link SuffixReader} is one). `covers` also tells
+ * the suffix reader it is in use (it keeps its patching sessions alive while it is).
+ */
+export interface PatchedSuffix {
+  covers(index: number): boolean;
+  nodeOf(index: number): string;
+  arrivalOrder(indices: readonly number[]): number[];
+}
+
+/**
+ * The one place a read decides where each morsel comes from, so adding places (more copies per
+ * morsel, repair, other tiers) changes this file and not the reader. Copies are ranked by
+ * health: usable (live) donors first, then fewest failures in this read, then unthrottled, then
+ * the faster copy by the manager's predicted rate ({@link slowness}). Donors the map gives no
+ * address for are never offered.
+ *
+ * @example
+ *   // Two full copies of 4 morsels: copy 0 on A, copy 1 on B; suffix 4…8 patched by P and Q.
+ *   const locator = new MorselLocator(map, suffix);
+ *   locator.locate(2); // { kind: 'donors', copies: ['A', 'B'] }
+ *   locator.failed('A');
+ *   locator.locate(2); // { kind: 'donors', copies: ['B', 'A'] }
+ *   locator.locate(5); // { kind: 'patching', node: 'Q' }
+ *   locator.readOrder(6); // [0, 1, 2, 3, 4, 5] (suffix in arrival order after the prefix)
+ */
+export class MorselLocator {
+  /** Donors the map gives an address for: the only ones that can be asked. */
+  private readonly known = new Set<string>();
+  private readonly usable = new Set<string>();
+  /** Donors whose governor slows their serving (owner active, contended, paused). */
+  private readonly throttled = new Set<string>();
+  /** Delivery rate the manager predicts for each donor to this client (bytes/s), when known. */
+  private readonly predicted = new Map<string, number>();
+  private readonly failures = new Map<string, number>();
+
+  constructor(
+    private readonly map: Pick<DatasetMap, 'extents' | 'donors'>,
+    private readonly suffix?: PatchedSuffix,
+  ) {
+    for (const d of map.donors) {
+      this.known.add(d.id);
+      if (d.state === 'live') this.usable.add(d.id);
+      if (d.throttle && d.throttle !== 'idle' && d.throttle !== 'unknown') this.throttled.add(d.id);
+      if (d.rate) this.predicted.set(d.id, d.rate);
+    }
+  }
+
+  /** Where morsel `index` is read from now (the ranking follows failures reported so far). */
+  locate(index: number): MorselPlace {
+    if (this.suffix?.covers(index)) return { kind: 'patching', node: this.suffix.nodeOf(index) };
+    const all = donorsOfMorsel(this.map.extents, index);
+    const score = (d: string): number =>
+      (this.usable.has(d) ? 0 : 1000) +
+      (this.failures.get(d) ?? 0) +
+      (this.throttled.has(d) ? 0.5 : 0) +
+      slowness(d, all, this.predicted);
+    const copies = all.filter((d) => this.known.has(d)).sort((a, b) => score(a) - score(b));
+    return copies.length > 0 ? { kind: 'donors', copies } : { kind: 'source' };
+  }
+
+  /** A donor failed a request (dead, stalled, bad hash): it goes behind healthier copies. */
+  failed(donor: string): void {
+    this.failures.set(donor, (this.failures.get(donor) ?? 0) + 1);
+  }
+
+  /**
+   * Morsels 0…count−1 in the order an out-of-order read should ask for them: index order, except
+   * that a patched suffix goes the way its patching nodes download it (seed 002).
+   */
+  readOrder(count: number): number[] {
+    const all = Array.from({ length: count }, (_, i) => i);
+    return this.suffix ? this.suffix.arrivalOrder(all) : all;
+  }
+}
+
+/**
+ * The donors (or patching node) a place names, best first: what `DatasetReader.candidates`
+ * reports.
+ *
+ * @example placeNodes({ kind: 'patching', node: 'P' }) // → ['P']
+ */
+export function placeNodes(place: MorselPlace): string[] {
+  switch (place.kind) {
+    case 'donors':
+      return place.copies;
+    case 'patching':
+      return [place.node];
+    case 'source':
+      return [];
+  }
+}
