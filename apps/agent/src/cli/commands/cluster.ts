@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { type AgentView, type JoinTokenCreated, type LoginResponse } from '@freeloader/protocol';
-import { identityPath } from '../../daemon/identity.js';
+import { identityPath } from '../../state/identity.js';
 import { ManagerClient } from '../../manager-client.js';
 import { adminPasswordPath, freeloaderHome } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { GovernorSettingsSchema, type GovernorSettings } from '../governor/governor-settings.js';
 
 /**
  * The agent's local settings API (served on 127.0.0.1 behind the local token): what the
@@ -6,35 +7,8 @@ import { Type, type Static } from '@sinclair/typebox';
  * rather than in the protocol package.
  */
 
-const Cap = Type.Integer({ minimum: 0 });
-
-export const ScheduleWindowSchema = Type.Object({
-  days: Type.Array(Type.Integer({ minimum: 0, maximum: 6 }), { maxItems: 7 }),
-  start: Type.String({ maxLength: 5 }),
-  end: Type.String({ maxLength: 5 }),
-  capBps: Cap,
-});
-
-export const GovernorSettingsPatch = Type.Partial(
-  Type.Object({
-    // Null first: Fastify's Ajv coerces types, and would turn null into 0 for the integer.
-    idleCapBps: Type.Union([Type.Null(), Cap]),
-    activeCapBps: Cap,
-    idleAfterMs: Type.Integer({ minimum: 0 }),
-    sensitivity: Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high')]),
-    thresholds: Type.Partial(
-      Type.Object({
-        cpu: Type.Number(),
-        memory: Type.Number(),
-        diskBps: Type.Number(),
-        netBps: Type.Number(),
-      }),
-    ),
-    schedule: Type.Array(ScheduleWindowSchema, { maxItems: 64 }),
-    pauseOnBattery: Type.Boolean(),
-    pauseOnMetered: Type.Boolean(),
-  }),
-);
+/** A partial update of the governor's settings: the governor's own schema, every field optional. */
+export const GovernorSettingsPatch = Type.Partial(GovernorSettingsSchema);
 export type GovernorSettingsPatch = Static<typeof GovernorSettingsPatch>;
 
 export const SettingsPatch = Type.Object({
@@ -111,7 +85,7 @@ export interface LocalState {
       onBattery: boolean | null;
       metered: boolean | null;
     };
-    settings: Required<GovernorSettingsPatch>;
+    settings: GovernorSettings;
   };
   relocation: RelocationProgress;
 }
