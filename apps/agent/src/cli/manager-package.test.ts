@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isFreeLoaderError } from '@freeloader/protocol';
-import { importManager, type ManagerPackage } from './manager-package.js';
+import { importManager, requireManagerInstalled, type ManagerPackage } from './manager-package.js';
 
 /** The error Node raises for an `import()` of a package that is not installed. */
 function notFound(name: string): Error {
@@ -36,5 +36,24 @@ describe('importManager', () => {
     });
     expect(mod).toEqual({});
     expect(process.listenerCount('SIGTERM')).toBe(before);
+  });
+});
+
+describe('requireManagerInstalled', () => {
+  it('passes where the manager is installed (this workspace)', () => {
+    expect(() => requireManagerInstalled()).not.toThrow();
+  });
+
+  it('throws the clear error before `cluster` starts anything when it is not', () => {
+    let err: unknown;
+    try {
+      requireManagerInstalled(() => {
+        throw notFound('@freeloader/manager');
+      });
+    } catch (e) {
+      err = e;
+    }
+    expect(isFreeLoaderError(err) && err.code).toBe('UNAVAILABLE');
+    expect((err as Error).message).toMatch(/manager is not installed/);
   });
 });

@@ -46,6 +46,22 @@ export async function importManager(
 }
 
 /**
+ * Fail early with the same clear error when the manager is not installed: `cluster` runs it as
+ * a child process (`freeloader manager`), so it checks before starting anything.
+ *
+ * @example requireManagerInstalled(); // throws UNAVAILABLE on a donor-only install
+ */
+export function requireManagerInstalled(
+  resolve: (specifier: string) => string = (specifier) => import.meta.resolve(specifier),
+): void {
+  try {
+    resolve(PACKAGE);
+  } catch (e) {
+    throw isManagerMissing(e) ? managerMissing() : e;
+  }
+}
+
+/**
  * True when the manager package itself is not installed (not when one of its own dependencies
  * is missing: that is a broken install, reported as it is).
  */

@@ -2,9 +2,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import { GovernorSettingsSchema, type GovernorSettings } from '../governor/governor-settings.js';
 
 /**
- * The agent's local settings API (served on 127.0.0.1 behind the local token): what the
- * settings UI, the tray and tests call. Not part of the manager contract, so it lives here
- * rather than in the protocol package.
+ * The agent's local control API (served on 127.0.0.1 behind the local token): what the settings
+ * page, the tray and tests call to see and steer this donor. Not part of the manager contract,
+ * so it lives here rather than in the protocol package. "Settings" in the agent means one of:
+ * this API and its page (`control-api/`), the governor's settings (`GovernorSettings`, kept in
+ * `governor.json`), and the donated space remembered across restarts (`state/settings-file.ts`).
  */
 
 /** A partial update of the governor's settings: the governor's own schema, every field optional. */
