@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startManager, type RunningManager } from '@freeloader/manager';
+import { freePort } from '@freeloader/manager/testing';
 import { startTestServer, type TestServer } from '@freeloader/sources/testing';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -74,18 +74,6 @@ function spawnAgent(managerUrl: string, token: string, dir: string, name: string
     if (process.env.E2E_VERBOSE) process.stderr.write(`[${name}] ${b.toString()}`);
   });
   return child;
-}
-
-/** A TCP port free on 127.0.0.1 right now (PostgreSQL needs a number, not 0). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitFor(

@@ -41,8 +41,8 @@ export const BUNDLES = [
       'apps/agent/settings-ui/index.html',
       'apps/agent/settings-ui/vite.config.ts',
       'apps/agent/settings-ui/tsconfig.json',
-      // The page imports the local API's types and schemas from the agent (src/settings).
-      'apps/agent/src/settings',
+      // The page talks to the agent's local control API (src/control-api).
+      'apps/agent/src/control-api',
       'apps/agent/package.json',
       'packages/protocol/src',
       'package-lock.json',

@@ -6,7 +6,7 @@
 import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { SettingsClient } from '../../apps/agent/dist/settings/settings-client.js';
+import { SettingsClient } from '../../apps/agent/dist/control-api/settings-client.js';
 import { freePortBlock } from '../lib/free-ports.js';
 import { startLoopbackCluster } from '../lib/loopback-cluster.js';
 import { compositeWorkload, cpuWorkload, uncachedReadWorkload } from '../lib/native-workloads.js';

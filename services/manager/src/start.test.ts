@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startManager } from './start.js';
-import { freePort } from './test/free-port.js';
+import { freePort } from './testing/free-port.js';
 
 let home: string;
 const savedDatabaseUrl = process.env.DATABASE_URL;

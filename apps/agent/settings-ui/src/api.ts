@@ -3,7 +3,7 @@ import type {
   LocalState,
   PauseRequest,
   SettingsPatch,
-} from '../../src/settings/local-api.js';
+} from '../../src/control-api/local-api.js';
 
 export type { LocalState, SettingsPatch };
 

@@ -1,14 +1,13 @@
 import { EventEmitter } from 'node:events';
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import {
   FreeLoaderError,
   HEARTBEAT_INTERVAL_MS,
-  isFreeLoaderError,
   type DatasetView,
   type Heartbeat,
+  type HeartbeatResponse,
 } from '@freeloader/protocol';
 import { ManagerClient } from '../manager-client.js';
 import { buildMorselService, listenMorselService } from '../service/morsel-service.js';
@@ -25,19 +24,14 @@ import type { SystemProbe } from '../governor/system-probe.js';
 import { relocateJobHandler } from '../relocation/relocate-job.js';
 import { RelocationTracker } from '../relocation/relocation-tracker.js';
 import { RetiringStore } from '../relocation/retiring-store.js';
-import { backoffDelay } from './backoff.js';
+import { loadIdentity, type Identity } from '../state/identity.js';
+import { loadSettings, saveSettings } from '../state/settings-file.js';
+import type { AgentStatus } from './agent-status.js';
 import { agentAuthorization, JoinDiagnostics } from './diagnostics.js';
 import { checkQuotaFits, diskShort } from './disk.js';
-import { loadIdentity, saveIdentity, type Identity } from './identity.js';
+import { enroll } from './enrollment.js';
+import { HeartbeatLoop } from './heartbeat-loop.js';
 import { reconcileStore } from './reconcile.js';
-import { loadSettings, saveSettings } from './settings.js';
-
-/**
- * Status codes the daemon reports (the tray shell and `freeloader agent` show them):
- * starting → enrolling (first run) → online ⇄ offline (manager unreachable, still serving);
- * revoked when the manager refuses our identity; stopped after stop().
- */
-export type AgentStatus = 'starting' | 'enrolling' | 'online' | 'offline' | 'revoked' | 'stopped';
 
 export interface AgentOptions {
   managerUrl: string;
@@ -64,10 +58,11 @@ export interface AgentOptions {
   logger: Logger;
 }
 
-/** Delay bounds while the manager is unreachable (milliseconds). */
-const RETRY_BASE_MS = 500;
-const RETRY_MAX_MS = 30_000;
-
+/**
+ * The donor daemon's composition: store, morsel service, governor, patching, jobs, diagnostics
+ * and the heartbeat, wired together and started in order. Enrollment and the heartbeat loop are
+ * their own modules; this class owns the parts' lifetimes and what they share.
+ */
 export class AgentDaemon extends EventEmitter {
   status: AgentStatus = 'starting';
   identity: Identity | null = null;
@@ -88,13 +83,11 @@ export class AgentDaemon extends EventEmitter {
   private readonly patching: PatchRegistry;
   private readonly opts: AgentOptions;
   private readonly log: Logger;
-  private heartbeatTimer: NodeJS.Timeout | undefined;
-  private failures = 0;
+  private readonly heartbeat: HeartbeatLoop;
   private servedBytes = 0;
   private lastBeat = { at: performance.now(), served: 0 };
   private reconciled = false;
   private stopping = false;
-  private intervalMs: number;
 
   private constructor(
     opts: AgentOptions,
@@ -117,8 +110,18 @@ export class AgentDaemon extends EventEmitter {
       },
       governorFile,
     );
-    this.intervalMs = opts.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
     this.manager = new ManagerClient(opts.managerUrl);
+    this.heartbeat = new HeartbeatLoop({
+      manager: this.manager,
+      body: () => this.heartbeatBody(),
+      onAnswer: (res) => this.onHeartbeatAnswer(res),
+      setStatus: (status) => this.setStatus(status),
+      intervalMs: opts.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
+      ...(opts.heartbeatIntervalMs !== undefined
+        ? { fixedIntervalMs: opts.heartbeatIntervalMs }
+        : {}),
+      log: opts.logger,
+    });
     this.diagnostics = new JoinDiagnostics({
       dir: opts.dir,
       managerUrl: this.manager.baseUrl,
@@ -242,7 +245,7 @@ export class AgentDaemon extends EventEmitter {
       await daemon.stop();
       throw e;
     }
-    daemon.beatSoon(0);
+    daemon.heartbeat.beatSoon(0);
     return daemon;
   }
 
@@ -255,26 +258,17 @@ export class AgentDaemon extends EventEmitter {
 
   private async enroll(token: string, quotaBytes: number): Promise<void> {
     this.setStatus('enrolling');
-    const name = this.opts.name ?? hostname();
-    const res = await this.manager.enroll({
-      token,
-      name,
+    const { identity, heartbeatIntervalMs } = await enroll(token, {
+      manager: this.manager,
+      dir: this.opts.dir,
       url: this.url,
-      quotaBytes: this.opts.bandwidthOnly ? 0 : quotaBytes,
+      ...(this.opts.name !== undefined ? { name: this.opts.name } : {}),
+      quotaBytes,
       bandwidthOnly: this.opts.bandwidthOnly ?? false,
     });
-    const identity: Identity = {
-      agentId: res.agentId,
-      credential: res.credential,
-      managerUrl: this.manager.baseUrl,
-      managerPublicKey: res.managerPublicKey,
-      name,
-      enrolledAt: new Date().toISOString(),
-    };
-    await saveIdentity(this.opts.dir, identity);
     this.useIdentity(identity);
-    this.intervalMs = this.opts.heartbeatIntervalMs ?? res.heartbeatIntervalMs;
-    this.log.info({ agentId: res.agentId }, 'enrolled');
+    this.heartbeat.useInterval(heartbeatIntervalMs);
+    this.log.info({ agentId: identity.agentId }, 'enrolled');
     this.emit('enrolled', identity);
   }
 
@@ -287,52 +281,21 @@ export class AgentDaemon extends EventEmitter {
     });
   }
 
-  private beatSoon(delayMs: number): void {
-    if (this.stopping) return;
-    clearTimeout(this.heartbeatTimer);
-    this.heartbeatTimer = setTimeout(() => void this.beat(), delayMs);
-    this.heartbeatTimer.unref?.();
-  }
-
-  private async beat(): Promise<void> {
-    try {
-      const res = await this.manager.heartbeat(this.heartbeatBody());
-      this.failures = 0;
-      // A restarted agent never enrolls again: the heartbeat answer is where it learns the
-      // manager's interval (else it would beat at the protocol default and look stale).
-      if (res.heartbeatIntervalMs > 0) {
-        this.intervalMs = this.opts.heartbeatIntervalMs ?? res.heartbeatIntervalMs;
-      }
-      this.setStatus('online');
-      this.diagnostics.ensure();
-      if (!this.reconciled) {
-        // Reconcile before taking jobs, so a fresh import is never mistaken for a leftover.
-        this.reconciled = true;
-        await reconcileStore(this.store, this.manager, this.log).then(
-          () => this.jobs.start(),
-          (e: unknown) => {
-            this.reconciled = false;
-            this.log.warn({ err: errText(e) }, 'store reconciliation failed; will retry');
-          },
-        );
-      } else if (res.jobsPending) {
-        this.jobs.poke();
-      }
-      this.beatSoon(this.intervalMs);
-    } catch (e) {
-      if (isFreeLoaderError(e) && (e.code === 'AGENT_REVOKED' || e.status === 401)) {
-        this.setStatus('revoked');
-        this.log.error(
-          { err: e.message },
-          'manager refused this agent; re-enroll with a new token',
-        );
-        this.beatSoon(RETRY_MAX_MS);
-        return;
-      }
-      this.setStatus('offline');
-      const delay = backoffDelay(this.failures++, RETRY_BASE_MS, RETRY_MAX_MS);
-      this.log.warn({ err: errText(e), retryInMs: delay }, 'heartbeat failed; still serving');
-      this.beatSoon(delay);
+  /** The manager answered a heartbeat: reconcile once, then take jobs when some are pending. */
+  private async onHeartbeatAnswer(res: HeartbeatResponse): Promise<void> {
+    this.diagnostics.ensure();
+    if (!this.reconciled) {
+      // Reconcile before taking jobs, so a fresh import is never mistaken for a leftover.
+      this.reconciled = true;
+      await reconcileStore(this.store, this.manager, this.log).then(
+        () => this.jobs.start(),
+        (e: unknown) => {
+          this.reconciled = false;
+          this.log.warn({ err: errText(e) }, 'store reconciliation failed; will retry');
+        },
+      );
+    } else if (res.jobsPending) {
+      this.jobs.poke();
     }
   }
 
@@ -363,7 +326,7 @@ export class AgentDaemon extends EventEmitter {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
-    clearTimeout(this.heartbeatTimer);
+    this.heartbeat.stop();
     this.diagnostics.stop();
     this.governance.stop();
     await this.jobs.stop();

@@ -1,13 +1,13 @@
 import { EventEmitter } from 'node:events';
 import { FreeLoaderError, isFreeLoaderError } from '@freeloader/protocol';
-import { DaemonBackend } from '../settings/daemon-backend.js';
-import type { EnrollLocal } from '../settings/local-api.js';
-import { SettingsClient } from '../settings/settings-client.js';
-import { startSettingsServer, type SettingsServer } from '../settings/settings-server.js';
-import { SetupBackend } from '../settings/setup-backend.js';
+import { DaemonBackend } from './daemon-backend.js';
+import type { EnrollLocal } from '../control-api/local-api.js';
+import { SettingsClient } from '../control-api/settings-client.js';
+import { startSettingsServer, type SettingsServer } from '../control-api/settings-server.js';
+import { SetupBackend } from '../control-api/setup-backend.js';
 import { normalizeManagerUrl } from '../manager-client.js';
 import { AgentDaemon, type AgentOptions } from './agent-daemon.js';
-import { loadIdentity } from './identity.js';
+import { loadIdentity } from '../state/identity.js';
 
 export interface AgentHostOptions {
   /**

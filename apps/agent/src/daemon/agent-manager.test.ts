@@ -13,7 +13,7 @@ import {
   waitForAgentState,
   type TestManager,
 } from '../test/cluster-harness.js';
-import { identityPath, type Identity } from './identity.js';
+import { identityPath, type Identity } from '../state/identity.js';
 
 const MiB = 2 ** 20;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

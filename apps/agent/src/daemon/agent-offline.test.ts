@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setPlacement } from '@freeloader/manager';
+import { setPlacement } from '@freeloader/manager/testing';
 import { MORSEL_HASH_HEADER, signCapability, type CapabilityOp } from '@freeloader/protocol';
 import {
   internalsOf,

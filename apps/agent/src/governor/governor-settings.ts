@@ -1,8 +1,6 @@
+import { Type, type Static } from '@sinclair/typebox';
 import { FreeLoaderError, KiB, MiB } from '@freeloader/protocol';
-import { parseClock, type ScheduleWindow } from './schedule.js';
-
-/** How readily native load counts as contention. */
-export type Sensitivity = 'low' | 'medium' | 'high';
+import { parseClock, ScheduleWindowSchema } from './schedule.js';
 
 /** Native load above any of these (the agent's own share already subtracted) is contention. */
 export interface Thresholds {
@@ -16,22 +14,45 @@ export interface Thresholds {
   netBps: number;
 }
 
-/** What the owner chose; persisted in `<dir>/governor.json`. */
-export interface GovernorSettings {
+const Cap = Type.Integer({ minimum: 0 });
+
+/** How readily native load counts as contention. */
+export const SensitivitySchema = Type.Union([
+  Type.Literal('low'),
+  Type.Literal('medium'),
+  Type.Literal('high'),
+]);
+export type Sensitivity = Static<typeof SensitivitySchema>;
+
+/**
+ * What the owner chose; persisted in `<dir>/governor.json` and patched through the control API
+ * (`control-api/local-api.ts`). The one declaration: the type is derived from it, so the file,
+ * the API and the governor cannot drift apart.
+ */
+export const GovernorSettingsSchema = Type.Object({
   /** Serving cap while the owner is away (bytes/s); null = unlimited. */
-  idleCapBps: number | null;
+  // Null first: Fastify's Ajv coerces types, and would turn null into 0 for the integer.
+  idleCapBps: Type.Union([Type.Null(), Cap]),
   /** Serving cap while the owner is at the machine (bytes/s). */
-  activeCapBps: number;
+  activeCapBps: Cap,
   /** No input for this long and the owner counts as away (milliseconds). */
-  idleAfterMs: number;
-  sensitivity: Sensitivity;
+  idleAfterMs: Type.Integer({ minimum: 0 }),
+  sensitivity: SensitivitySchema,
   /** Per-metric overrides of the sensitivity's thresholds. */
-  thresholds: Partial<Thresholds>;
+  thresholds: Type.Partial(
+    Type.Object({
+      cpu: Type.Number(),
+      memory: Type.Number(),
+      diskBps: Type.Number(),
+      netBps: Type.Number(),
+    }),
+  ),
   /** Weekly windows with their own cap (0 = do not serve in that window). */
-  schedule: ScheduleWindow[];
-  pauseOnBattery: boolean;
-  pauseOnMetered: boolean;
-}
+  schedule: Type.Array(ScheduleWindowSchema, { maxItems: 64 }),
+  pauseOnBattery: Type.Boolean(),
+  pauseOnMetered: Type.Boolean(),
+});
+export type GovernorSettings = Static<typeof GovernorSettingsSchema>;
 
 /** Lowest cap the governor ever paces at (bytes/s): a morsel still arrives in a few seconds. */
 export const MIN_CAP_BPS = 256 * KiB;

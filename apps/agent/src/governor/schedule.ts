@@ -1,18 +1,20 @@
+import { Type, type Static } from '@sinclair/typebox';
 import { FreeLoaderError } from '@freeloader/protocol';
 
 /**
  * A weekly window with its own serving cap, in the machine's local time. `end` before `start`
  * wraps past midnight into the next day (22:00–06:00 on a Friday covers Saturday morning).
  */
-export interface ScheduleWindow {
+export const ScheduleWindowSchema = Type.Object({
   /** Weekdays the window starts on: 0 = Sunday … 6 = Saturday. */
-  days: number[];
+  days: Type.Array(Type.Integer({ minimum: 0, maximum: 6 }), { maxItems: 7 }),
   /** 'HH:MM', 24-hour. */
-  start: string;
-  end: string;
+  start: Type.String({ maxLength: 5 }),
+  end: Type.String({ maxLength: 5 }),
   /** Cap in bytes/s inside the window; 0 = do not serve. */
-  capBps: number;
-}
+  capBps: Type.Integer({ minimum: 0 }),
+});
+export type ScheduleWindow = Static<typeof ScheduleWindowSchema>;
 
 /** Minutes after midnight of an 'HH:MM' string; throws VALIDATION_FAILED naming `field`. */
 export function parseClock(text: string, field = 'time'): number {

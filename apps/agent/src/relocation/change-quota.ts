@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { FreeLoaderError, type QuotaChangeResponse } from '@freeloader/protocol';
 import { checkQuotaFits } from '../daemon/disk.js';
-import { loadSettings, saveSettings } from '../daemon/settings.js';
+import { loadSettings, saveSettings } from '../state/settings-file.js';
 import type { ManagerClient } from '../manager-client.js';
 import type { MorselStore } from '../store/store.js';
 import type { RelocationTracker } from './relocation-tracker.js';

@@ -9,8 +9,8 @@ import {
 import { startTestServer, type TestServer } from '@freeloader/sources/testing';
 import { DatasetReader } from '../client/dataset-reader.js';
 import { fetchMap } from '../client/fetch-map.js';
-import type { SettingsClient } from '../settings/settings-client.js';
-import { settingsOf } from '../settings/settings-of.js';
+import type { SettingsClient } from '../control-api/settings-client.js';
+import { settingsOf } from '../test/settings-of.js';
 import { waitFor } from '../test/cluster-harness.js';
 import { sha256Hex, startDataCluster, type DataCluster } from '../test/data-cluster.js';
 

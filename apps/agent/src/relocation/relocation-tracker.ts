@@ -1,5 +1,5 @@
 import type { QuotaChangeResponse } from '@freeloader/protocol';
-import type { RelocationProgress } from '../settings/local-api.js';
+import type { RelocationProgress } from '../control-api/local-api.js';
 
 /**
  * What this agent knows about moving its data off after a quota cut: the manager's answer to

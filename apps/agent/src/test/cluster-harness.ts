@@ -3,13 +3,8 @@ import type { KeyObject } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  setPlacement,
-  startManager,
-  type Config,
-  type NewDataset,
-  type RunningManager,
-} from '@freeloader/manager';
+import { startManager, type Config, type RunningManager } from '@freeloader/manager';
+import { setPlacement, type NewDataset } from '@freeloader/manager/testing';
 import type {
   AgentView,
   DatasetState,

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 /** The built CLI the tests run as real processes (build first: `npx tsc -b`). */
@@ -91,18 +90,8 @@ export async function runCli(
   return { code, stdout, stderr };
 }
 
-/** A TCP port free on 127.0.0.1 right now (for servers that cannot take port 0). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** The one port finder (the manager's test entry), re-exported for the agent's tests. */
+export { freePort } from '@freeloader/manager/testing';
 
 /**
  * Poll `probe` until it returns a value other than undefined; throws with `what` after

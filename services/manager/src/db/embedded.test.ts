@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../test/free-port.js';
+import { freePort } from '../testing/free-port.js';
 import { startEmbeddedPostgres } from './embedded.js';
 
 const run = promisify(execFile);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../db/embedded.js';
-import { freePort } from './free-port.js';
+import { freePort } from '../testing/free-port.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -6,7 +6,7 @@ import { defaultManagerUrl } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { fileUrisAllowed } from '@freeloader/sources';
 import { AgentHost } from '../../daemon/agent-host.js';
-import { DEFAULT_SETTINGS_PORT } from '../../settings/settings-server.js';
+import { DEFAULT_SETTINGS_PORT } from '../../control-api/settings-server.js';
 import { parseListen } from './listen.js';
 
 export function registerAgent(program: Command): void {

@@ -3,8 +3,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { type AgentView, type JoinTokenCreated, type LoginResponse } from '@freeloader/protocol';
-import { identityPath } from '../../daemon/identity.js';
+import { identityPath } from '../../state/identity.js';
 import { ManagerClient } from '../../manager-client.js';
+import { requireManagerInstalled } from '../manager-package.js';
 import { adminPasswordPath, freeloaderHome } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { SupervisedChild } from '../supervised-child.js';
@@ -64,6 +65,7 @@ export function registerCluster(program: Command): void {
       false,
     )
     .action(async (opts: ClusterOptions) => {
+      requireManagerInstalled();
       const cluster = new LocalCluster(opts);
       // Signals are handled from the first moment: a Ctrl-C during startup must still stop the
       // children, which are outside the terminal's process group.

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { saveIdentity } from '../../daemon/identity.js';
+import { saveIdentity } from '../../state/identity.js';
 import { describePlacement, parseShare, policyFields } from './import-policy.js';
 
 const ID = '0f0e0d0c-0b0a-4908-8706-050403020100';

@@ -4,7 +4,7 @@ import {
   type ImportResponse,
   type PlacementPolicy,
 } from '@freeloader/protocol';
-import { loadIdentity } from '../../daemon/identity.js';
+import { loadIdentity } from '../../state/identity.js';
 
 const POLICIES: readonly PlacementPolicy[] = ['round-robin', 'predictive', 'asymmetric'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { importManager } from '../import-manager.js';
+import { importManager } from '../manager-package.js';
 import { freeloaderHome } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { parseListen } from './listen.js';

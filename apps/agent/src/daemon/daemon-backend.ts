@@ -1,18 +1,7 @@
-import type { AgentDaemon } from '../daemon/agent-daemon.js';
+import type { SettingsBackend } from '../control-api/control-backend.js';
+import type { LocalState, PauseRequest, SettingsPatch } from '../control-api/local-api.js';
 import { changeQuota } from '../relocation/change-quota.js';
-import type { EnrollLocal, LocalState, PauseRequest, SettingsPatch } from './local-api.js';
-
-/** What the settings server asks of the agent behind it (a running daemon, or a setup step). */
-export interface SettingsBackend {
-  state(): LocalState;
-  update(patch: SettingsPatch): Promise<void>;
-  pause(span: PauseRequest['span']): Promise<void>;
-  resume(): Promise<void>;
-  /** Owner input reported by the tray (or a test simulating the owner). */
-  reportIdle(idleMs: number): Promise<void>;
-  /** First-run enrollment; only a backend that is not enrolled yet offers it. */
-  enroll?(req: EnrollLocal): Promise<void>;
-}
+import type { AgentDaemon } from './agent-daemon.js';
 
 export interface DaemonInfo {
   dir: string;
@@ -20,7 +9,7 @@ export interface DaemonInfo {
   bandwidthOnly: boolean;
 }
 
-/** The settings API over a running {@link AgentDaemon}. */
+/** The control API over a running {@link AgentDaemon}: the daemon's side of the interface. */
 export class DaemonBackend implements SettingsBackend {
   constructor(
     private readonly daemon: AgentDaemon,

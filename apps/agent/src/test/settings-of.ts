@@ -1,5 +1,5 @@
-import { waitFor, type SpawnedAgent } from '../test/cluster-harness.js';
-import { SettingsClient } from './settings-client.js';
+import { SettingsClient } from '../control-api/settings-client.js';
+import { waitFor, type SpawnedAgent } from './cluster-harness.js';
 
 /**
  * The settings API of a spawned `freeloader agent`, from the `settings at …` line it prints

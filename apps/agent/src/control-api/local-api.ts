@@ -1,40 +1,16 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { GovernorSettingsSchema, type GovernorSettings } from '../governor/governor-settings.js';
 
 /**
- * The agent's local settings API (served on 127.0.0.1 behind the local token): what the
- * settings UI, the tray and tests call. Not part of the manager contract, so it lives here
- * rather than in the protocol package.
+ * The agent's local control API (served on 127.0.0.1 behind the local token): what the settings
+ * page, the tray and tests call to see and steer this donor. Not part of the manager contract,
+ * so it lives here rather than in the protocol package. "Settings" in the agent means one of:
+ * this API and its page (`control-api/`), the governor's settings (`GovernorSettings`, kept in
+ * `governor.json`), and the donated space remembered across restarts (`state/settings-file.ts`).
  */
 
-const Cap = Type.Integer({ minimum: 0 });
-
-export const ScheduleWindowSchema = Type.Object({
-  days: Type.Array(Type.Integer({ minimum: 0, maximum: 6 }), { maxItems: 7 }),
-  start: Type.String({ maxLength: 5 }),
-  end: Type.String({ maxLength: 5 }),
-  capBps: Cap,
-});
-
-export const GovernorSettingsPatch = Type.Partial(
-  Type.Object({
-    // Null first: Fastify's Ajv coerces types, and would turn null into 0 for the integer.
-    idleCapBps: Type.Union([Type.Null(), Cap]),
-    activeCapBps: Cap,
-    idleAfterMs: Type.Integer({ minimum: 0 }),
-    sensitivity: Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high')]),
-    thresholds: Type.Partial(
-      Type.Object({
-        cpu: Type.Number(),
-        memory: Type.Number(),
-        diskBps: Type.Number(),
-        netBps: Type.Number(),
-      }),
-    ),
-    schedule: Type.Array(ScheduleWindowSchema, { maxItems: 64 }),
-    pauseOnBattery: Type.Boolean(),
-    pauseOnMetered: Type.Boolean(),
-  }),
-);
+/** A partial update of the governor's settings: the governor's own schema, every field optional. */
+export const GovernorSettingsPatch = Type.Partial(GovernorSettingsSchema);
 export type GovernorSettingsPatch = Static<typeof GovernorSettingsPatch>;
 
 export const SettingsPatch = Type.Object({
@@ -111,7 +87,7 @@ export interface LocalState {
       onBattery: boolean | null;
       metered: boolean | null;
     };
-    settings: Required<GovernorSettingsPatch>;
+    settings: GovernorSettings;
   };
   relocation: RelocationProgress;
 }

@@ -1,6 +1,11 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+
+/**
+ * The control API's per-run token and URL files in the state directory: written at start, read
+ * by the tray and scripts.
+ */
 
 /** Where the local settings token is written (mode 0600) in the agent's state directory. */
 export const TOKEN_FILE = 'settings-token';
@@ -20,25 +25,6 @@ export async function issueLocalToken(dir: string): Promise<string> {
   // writeFile's mode applies only when it creates the file; an older one keeps its mode.
   await chmod(path, 0o600);
   return token;
-}
-
-/** Constant-time check of an `Authorization: Bearer …` header against the token. */
-export function bearerMatches(header: string | undefined, token: string): boolean {
-  const m = /^Bearer (\S+)$/.exec(header ?? '');
-  if (!m) return false;
-  const given = Buffer.from(m[1]!);
-  const want = Buffer.from(token);
-  return given.length === want.length && timingSafeEqual(given, want);
-}
-
-/**
- * Only loopback host names may address the settings server: a web page elsewhere cannot use
- * DNS rebinding to reach it under its own domain name.
- */
-export function isLoopbackHost(host: string | undefined): boolean {
-  if (!host) return false;
-  const name = host.replace(/:\d+$/, '');
-  return name === '127.0.0.1' || name === 'localhost' || name === '[::1]';
 }
 
 /** Write the settings URL next to the token (no secret in it). */

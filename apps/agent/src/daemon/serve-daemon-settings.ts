@@ -1,6 +1,6 @@
-import type { AgentDaemon } from '../daemon/agent-daemon.js';
+import { startSettingsServer, type SettingsServer } from '../control-api/settings-server.js';
+import type { AgentDaemon } from './agent-daemon.js';
 import { DaemonBackend } from './daemon-backend.js';
-import { startSettingsServer, type SettingsServer } from './settings-server.js';
 
 export interface DaemonSettingsOptions {
   dir: string;

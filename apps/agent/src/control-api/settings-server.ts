@@ -3,9 +3,10 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { FreeLoaderError } from '@freeloader/protocol';
 import { installErrorHandler } from '../service/error-handler.js';
-import type { SettingsBackend } from './daemon-backend.js';
+import { issueLocalToken, writeSettingsUrl } from '../state/local-token.js';
+import type { SettingsBackend } from './control-backend.js';
 import { EnrollLocal, OwnerActivity, PauseRequest, SettingsPatch } from './local-api.js';
-import { bearerMatches, isLoopbackHost, issueLocalToken, writeSettingsUrl } from './local-token.js';
+import { bearerMatches, isLoopbackHost } from './loopback-auth.js';
 import { DEFAULT_UI_DIR, uiFile } from './ui-files.js';
 
 /** Default port of the local settings page: the morsel service's default port + 1. */

@@ -1,7 +1,11 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-/** Owner settings the agent remembers across restarts (no secrets here). */
+/**
+ * `<dir>/settings.json`: what the owner gave on the command line or the settings page that the
+ * agent remembers across restarts (the donated space), so later starts may omit it. No secrets
+ * here; the governor's settings have their own file (`governor.json`).
+ */
 export interface AgentSettings {
   quotaBytes?: number;
 }

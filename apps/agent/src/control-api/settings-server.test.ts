@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SettingsBackend } from './daemon-backend.js';
+import type { SettingsBackend } from './control-backend.js';
 import type { SettingsPatch } from './local-api.js';
 import { SettingsClient } from './settings-client.js';
 import { startSettingsServer, type SettingsServer } from './settings-server.js';

@@ -1,6 +1,6 @@
 import { FreeLoaderError } from '@freeloader/protocol';
 import { DEFAULT_GOVERNOR_SETTINGS } from '../governor/governor-settings.js';
-import type { SettingsBackend } from './daemon-backend.js';
+import type { SettingsBackend } from './control-backend.js';
 import type { EnrollLocal, LocalState } from './local-api.js';
 
 /** What the enrollment form starts with (from the command line), all optional. */

@@ -1,0 +1,9 @@
+/**
+ * `@freeloader/manager/testing`: what other packages' tests need from the manager beyond its
+ * public API, so the public index carries no database internals. Production-safe (built into
+ * dist, which the agent's tests and e2e load at run time): it re-exports production modules and
+ * a port finder, and imports nothing test-only (no vitest).
+ */
+export { freePort } from './testing/free-port.js';
+export { setPlacement } from './repositories/placement.js';
+export type { NewDataset } from './repositories/namespace.js';
