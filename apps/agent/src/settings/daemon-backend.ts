@@ -1,4 +1,5 @@
 import type { AgentDaemon } from '../daemon/agent-daemon.js';
+import { loadSettings, saveSettings } from '../daemon/settings.js';
 import { changeQuota } from '../relocation/change-quota.js';
 import type { EnrollLocal, LocalState, PauseRequest, SettingsPatch } from './local-api.js';
 
@@ -77,6 +78,8 @@ export class DaemonBackend implements SettingsBackend {
           manager: this.daemon.manager,
           tracker: this.daemon.relocation,
           bandwidthOnly: this.info.bandwidthOnly,
+          rememberQuota: async (quotaBytes) =>
+            saveSettings(this.info.dir, { ...(await loadSettings(this.info.dir)), quotaBytes }),
         },
         patch.quotaBytes,
       );

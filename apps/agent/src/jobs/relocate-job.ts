@@ -1,11 +1,11 @@
 import type { RelocateJobPayload, RelocationCommitResponse } from '@freeloader/protocol';
 import { DonorPools } from '../client/donor-pool.js';
 import type { AdmitTransfer } from '../governor/governance.js';
-import type { JobHandler } from '../jobs/job-runner.js';
+import type { JobHandler } from './job-runner.js';
 import type { ManagerClient } from '../manager-client.js';
 import type { MorselStore } from '../store/store.js';
-import type { RelocationTracker } from './relocation-tracker.js';
-import { READER_MAP_LIFETIME_MS, type RetiringStore } from './retiring-store.js';
+import type { RelocationTracker } from '../relocation/relocation-tracker.js';
+import { READER_MAP_LIFETIME_MS, type RetiringStore } from '../store/retiring-store.js';
 
 /** Morsel PUTs in flight per relocate job. */
 const PUSH_IN_FLIGHT = 4;
