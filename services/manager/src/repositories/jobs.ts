@@ -95,12 +95,17 @@ export function etaSeconds(
   return Math.ceil((total - done) / rate);
 }
 
-export interface NewJob {
-  kind: JobKind;
+/**
+ * A job to queue: its payload is typed by its kind, as the agent will read it. (Omitted, it is
+ * stored as `{}`: only tests queue bare jobs.)
+ */
+export type NewJob = {
+  [K in JobKind]: { kind: K; payload?: JobOfKind<K>['payload'] } & NewJobFields;
+}[JobKind];
+interface NewJobFields {
   datasetId?: string | null;
   /** The agent that must run it; omitted or null lets any agent claim it. */
   agentId?: string | null;
-  payload?: Record<string, unknown>;
   totalBytes?: number;
 }
 
