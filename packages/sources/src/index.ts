@@ -12,11 +12,3 @@ export { HttpSource } from './http-source.js';
 export { FileSource } from './file-source.js';
 export { checkRange } from './range.js';
 export { collect } from './exact-stream.js';
-export {
-  HeadReader,
-  LEAN_READ_BUFFER_BYTES,
-  MAX_RESPONSE_HEAD_BYTES,
-  parseResponseHead,
-  type ResponseHead,
-} from './http-head.js';
-export { connectDirect, type DirectSocketOptions } from './direct-socket.js';

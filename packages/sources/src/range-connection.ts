@@ -1,12 +1,12 @@
 import type { Socket } from 'node:net';
 import type { IncomingHttpHeaders } from 'node:http';
-import { connectDirect } from './direct-socket.js';
 import {
+  connectDirect,
   HeadReader,
   LEAN_READ_BUFFER_BYTES,
   MAX_RESPONSE_HEAD_BYTES,
   parseResponseHead,
-} from './http-head.js';
+} from '@freeloader/protocol/wire';
 
 /** Largest non-body answer (an error page) we read to keep the connection; larger ones close it. */
 const MAX_SMALL_BODY = 64 * 1024;

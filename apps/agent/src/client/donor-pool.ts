@@ -1,5 +1,6 @@
 import { Pool } from 'undici';
 import { FreeLoaderError } from '@freeloader/protocol';
+import { MORSEL_CONTENT_TYPE, MORSEL_HASH_HEADER, morselPath } from '@freeloader/protocol/wire';
 import { describeNetError } from '../manager-client.js';
 import { MorselConnection, type MorselResponse } from './morsel-connection.js';
 
@@ -83,7 +84,7 @@ export class DonorPools {
     target: Buffer = Buffer.allocUnsafe(length),
   ): Promise<Buffer> {
     const res = await this.lanes(donorUrl).get(
-      `/v1/morsels/${datasetId}/${index}`,
+      morselPath(datasetId, index),
       `Bearer ${capability}`,
       target,
     );
@@ -123,11 +124,11 @@ export class DonorPools {
     try {
       res = await this.pool(url.origin).request({
         method: 'PUT',
-        path: `/v1/morsels/${datasetId}/${index}`,
+        path: morselPath(datasetId, index),
         headers: {
           authorization: `Bearer ${capability}`,
-          'content-type': 'application/octet-stream',
-          'x-morsel-sha256': sha256Hex,
+          'content-type': MORSEL_CONTENT_TYPE,
+          [MORSEL_HASH_HEADER]: sha256Hex,
         },
         body: data,
         signal,

@@ -6,7 +6,7 @@ import {
   LEAN_READ_BUFFER_BYTES,
   MAX_RESPONSE_HEAD_BYTES,
   parseResponseHead,
-} from '@freeloader/sources';
+} from '@freeloader/protocol/wire';
 
 export interface MorselResponse {
   status: number;

@@ -1,11 +1,16 @@
 import { Pool } from 'undici';
-import { FreeLoaderError, MORSEL_HASH_HEADER, type SuffixPlan } from '@freeloader/protocol';
+import { FreeLoaderError, type SuffixPlan } from '@freeloader/protocol';
+import {
+  MORSEL_HASH_HEADER,
+  patchMorselPath,
+  patchSessionPath,
+  SOURCE_ETAG_HEADER,
+} from '@freeloader/protocol/wire';
 
 /** Requests in flight to one patching node. */
 export const PER_NODE_IN_FLIGHT = 4;
 /** How long a GET may wait for its morsel to arrive at the node (the node answers 504 first). */
 const LONG_POLL_MS = 90_000;
-const SOURCE_ETAG_HEADER = 'x-source-etag';
 
 /**
  * HTTP to patching nodes for one reader: long-polling morsel GETs on keep-alive pools, and
@@ -31,7 +36,7 @@ export class PatchNodeClient {
     try {
       res = await this.pool(url).request({
         method: 'GET',
-        path: `/v1/patch/${plan.datasetId}/${plan.sessionId}/${index}`,
+        path: patchMorselPath(plan.datasetId, plan.sessionId, index),
         headers: { authorization: `Bearer ${this.capability}` },
         signal,
       });
@@ -73,7 +78,7 @@ export class PatchNodeClient {
   async send(url: string, method: 'POST' | 'DELETE', plan: SuffixPlan): Promise<void> {
     const res = await this.pool(url, this.control, 1).request({
       method,
-      path: `/v1/patch/${plan.datasetId}/${plan.sessionId}`,
+      path: patchSessionPath(plan.datasetId, plan.sessionId),
       headers: { authorization: `Bearer ${this.capability}` },
       headersTimeout: 15_000,
     });

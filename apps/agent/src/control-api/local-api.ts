@@ -1,5 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { GovernorSettingsSchema, type GovernorSettings } from '../governor/governor-settings.js';
+import type { RelocationProgress } from '../relocation/relocation-tracker.js';
+
+export type { RelocationProgress };
 
 /**
  * The agent's local control API (served on 127.0.0.1 behind the local token): what the settings
@@ -38,24 +41,6 @@ export const EnrollLocal = Type.Object({
   name: Type.Optional(Type.String({ maxLength: 128 })),
 });
 export type EnrollLocal = Static<typeof EnrollLocal>;
-
-/** Progress of moving data off this donor after its quota was lowered. */
-export interface RelocationProgress {
-  state: 'idle' | 'relocating' | 'done' | 'failed';
-  /** Bytes to move / moved in the jobs this agent runs. */
-  totalBytes: number;
-  doneBytes: number;
-  /** Datasets evicted (their source still answers) instead of moved. */
-  evicted: number;
-  /** Excess nobody could take yet. */
-  unplacedBytes: number;
-  /**
-   * Moved bytes still kept here (not counted as used) for readers holding the old placement;
-   * freed once their capabilities expire, or sooner when the space is needed.
-   */
-  retainedBytes: number;
-  error: string | null;
-}
 
 /** Everything the settings UI and the tray show (`GET /api/state`). */
 export interface LocalState {

@@ -1,5 +1,6 @@
 import type { SettingsBackend } from '../control-api/control-backend.js';
 import type { LocalState, PauseRequest, SettingsPatch } from '../control-api/local-api.js';
+import { loadSettings, saveSettings } from '../state/settings-file.js';
 import { changeQuota } from '../relocation/change-quota.js';
 import type { AgentDaemon } from './agent-daemon.js';
 
@@ -66,6 +67,8 @@ export class DaemonBackend implements SettingsBackend {
           manager: this.daemon.manager,
           tracker: this.daemon.relocation,
           bandwidthOnly: this.info.bandwidthOnly,
+          rememberQuota: async (quotaBytes) =>
+            saveSettings(this.info.dir, { ...(await loadSettings(this.info.dir)), quotaBytes }),
         },
         patch.quotaBytes,
       );

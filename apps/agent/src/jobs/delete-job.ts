@@ -1,5 +1,6 @@
 import { FreeLoaderError, isFreeLoaderError, type JobView } from '@freeloader/protocol';
 import type { MorselStore } from '../store/store.js';
+import { jobOfKind } from './job-of-kind.js';
 import type { JobHandler } from './job-runner.js';
 
 /**
@@ -7,11 +8,12 @@ import type { JobHandler } from './job-runner.js';
  * `payload.fromMorsel` only its tail from that morsel on (a trim).
  */
 export function deleteJobHandler(store: MorselStore): JobHandler {
-  return async (job: JobView) => {
+  return async (claimed: JobView) => {
+    const job = jobOfKind(claimed, 'delete');
     if (!job.datasetId) throw new FreeLoaderError('BAD_REQUEST', 'delete job without a dataset');
     try {
       // Eviction trimmed the tail (seed 002 §4.1): drop only the morsels from the cut on.
-      const from = (job.payload as { fromMorsel?: unknown }).fromMorsel;
+      const from = job.payload.fromMorsel;
       if (typeof from === 'number') return { freed: await freeFrom(store, job.datasetId, from) };
       await store.free(job.datasetId);
       return { freed: true };

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import {
   FreeLoaderError,
   isFreeLoaderError,
+  type JobKind,
   type JobProgress,
   type JobView,
 } from '@freeloader/protocol';
@@ -38,7 +39,8 @@ export class JobRunner {
 
   constructor(
     private readonly manager: ManagerClient,
-    private readonly handlers: Record<string, JobHandler>,
+    /** One handler per kind this agent runs; it claims only those kinds. */
+    private readonly handlers: Partial<Record<JobKind, JobHandler>>,
     private readonly log: Logger,
     private readonly maxConcurrent = 2,
   ) {}

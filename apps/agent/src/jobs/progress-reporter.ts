@@ -8,10 +8,19 @@ const MAX_HASHES_PER_REPORT = 4096;
 /** Attempts to deliver the final report before the job fails. */
 const FLUSH_ATTEMPTS = 6;
 
+export interface ProgressReporterOptions {
+  /**
+   * Report the rate since the last report (the console's rate and ETA); default true. Relocate
+   * jobs report bytes only.
+   */
+  rate?: boolean;
+}
+
 /**
- * Batches an import's progress: bytes done, the rate since the last report and the morsel hashes
- * stored since then. Reports go out at most every PROGRESS_INTERVAL_MS, one at a time, so a slow
- * manager never piles up requests.
+ * Batches a transfer job's progress: bytes done, the rate since the last report and, for
+ * imports, the morsel hashes stored since then. Every transfer job (import, stream import,
+ * relocate) reports through one of these. Reports go out at most every PROGRESS_INTERVAL_MS, one
+ * at a time, so a slow manager never piles up requests.
  */
 export class ProgressReporter {
   doneBytes = 0;
@@ -20,11 +29,15 @@ export class ProgressReporter {
   private last = { at: performance.now(), bytes: 0 };
   private inFlight: Promise<void> | null = null;
 
-  constructor(private readonly ctx: JobContext) {}
+  constructor(
+    private readonly ctx: JobContext,
+    private readonly opts: ProgressReporterOptions = {},
+  ) {}
 
-  add(bytes: number, hash: MorselHash, donor?: string): void {
+  /** `bytes` more are done: of morsel `hash` if it was stored, delivered to `donor` if named. */
+  add(bytes: number, hash?: MorselHash, donor?: string): void {
     this.doneBytes += bytes;
-    this.hashes.push(hash);
+    if (hash) this.hashes.push(hash);
     if (donor) this.perDonor[donor] = (this.perDonor[donor] ?? 0) + bytes;
     const due = performance.now() - this.last.at >= PROGRESS_INTERVAL_MS;
     if ((due || this.hashes.length >= MAX_HASHES_PER_REPORT) && !this.inFlight) {
@@ -61,8 +74,8 @@ export class ProgressReporter {
     try {
       await this.ctx.progress({
         doneBytes,
-        rate: Math.round(rate),
-        hashes: batch,
+        ...(this.opts.rate === false ? {} : { rate: Math.round(rate) }),
+        ...(batch.length > 0 ? { hashes: batch } : {}),
         ...(Object.keys(this.perDonor).length > 0 ? { perDonor: { ...this.perDonor } } : {}),
       });
     } catch (e) {

@@ -7,8 +7,8 @@ import {
 } from '@freeloader/protocol';
 import type { Source, SourceInfo } from '@freeloader/sources';
 import { DonorPools } from '../client/donor-pool.js';
-import { Semaphore } from '../client/semaphore.js';
-import type { ImportDeps } from './import-job.js';
+import { BoundedTasks } from './bounded-tasks.js';
+import type { ImportDeps } from './import-deps.js';
 import type { JobContext } from './job-runner.js';
 import { ProgressReporter } from './progress-reporter.js';
 
@@ -33,10 +33,8 @@ export async function streamImport(
   const urls = new Map(payload.donors.map((d) => [d.id, d.url]));
   const total = morselCount(payload.source.size, morselSize);
   const pools = new DonorPools(2);
-  const slots = new Semaphore(DISTRIBUTE_IN_FLIGHT);
+  const deliveries = new BoundedTasks(DISTRIBUTE_IN_FLIGHT);
   const reporter = new ProgressReporter(ctx);
-  const failures: unknown[] = [];
-  const inFlight = new Set<Promise<void>>();
   await deps.store.create(datasetId, { morselSize });
 
   const deliver = async (index: number, data: Buffer): Promise<void> => {
@@ -64,19 +62,10 @@ export async function streamImport(
 
   let index = 0;
   let pending: Buffer = Buffer.alloc(0);
-  const dispatch = async (chunk: Buffer): Promise<void> => {
-    await slots.acquire();
-    if (failures.length > 0) {
-      slots.release();
-      throw failures[0];
-    }
-    const p = deliver(index++, chunk)
-      .catch((e: unknown) => void failures.push(e))
-      .finally(() => {
-        slots.release();
-        inFlight.delete(p);
-      });
-    inFlight.add(p);
+  // Waits for a free delivery slot (bounding memory); throws once a delivery has failed.
+  const dispatch = (chunk: Buffer): Promise<void> => {
+    const at = index++;
+    return deliveries.add(() => deliver(at, chunk));
   };
 
   try {
@@ -91,8 +80,7 @@ export async function streamImport(
       }
     }
     if (pending.length > 0) await dispatch(Buffer.from(pending));
-    await Promise.all(inFlight);
-    if (failures.length > 0) throw failures[0];
+    await deliveries.drain();
     if (index !== total) {
       throw new FreeLoaderError(
         'SOURCE_CHANGED',
@@ -102,7 +90,7 @@ export async function streamImport(
     await reporter.flush();
     return { morsels: total, bytes: payload.source.size, mode: 'stream' };
   } finally {
-    await Promise.allSettled(inFlight);
+    await deliveries.settle();
     await pools.close();
   }
 }

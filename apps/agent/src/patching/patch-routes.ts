@@ -8,15 +8,20 @@ import {
   isErrorCode,
   MAX_MORSELS_PER_DATASET,
   maxMorselBody,
-  MORSEL_HASH_HEADER,
 } from '@freeloader/protocol';
+import {
+  MORSEL_CONTENT_TYPE,
+  MORSEL_HASH_HEADER,
+  PATCH_FAIL_ROUTE,
+  PATCH_MORSEL_ROUTE,
+  PATCH_SESSION_ROUTE,
+  SOURCE_ETAG_HEADER,
+} from '@freeloader/protocol/wire';
 import { CapabilityGuard, capabilityFrom } from '../service/capability-guard.js';
 import type { PatchRegistry } from './patch-registry.js';
 
 /** Longest a client's GET waits for a patched morsel to arrive (milliseconds). */
 export const SERVE_WAIT_MS = Number(process.env.FREELOADER_PATCH_WAIT_MS ?? 60_000);
-/** Header naming the source version a patched morsel came from. */
-export const SOURCE_ETAG_HEADER = 'x-source-etag';
 
 const SessionParams = Type.Object({ dataset: DatasetIdParam, session: DatasetIdParam });
 const MorselParams = Type.Object({
@@ -57,7 +62,7 @@ export function registerPatchRoutes(app: FastifyInstance, deps: PatchRouteDeps):
     const r = scope.withTypeProvider<TypeBoxTypeProvider>();
 
     r.post(
-      '/v1/patch/:dataset/:session',
+      PATCH_SESSION_ROUTE,
       { schema: { params: SessionParams, querystring: CapQuery } },
       async (req, reply) => {
         check(req, req.params.dataset, 'read');
@@ -68,7 +73,7 @@ export function registerPatchRoutes(app: FastifyInstance, deps: PatchRouteDeps):
     );
 
     r.get(
-      '/v1/patch/:dataset/:session/:index',
+      PATCH_MORSEL_ROUTE,
       { exposeHeadRoute: false, schema: { params: MorselParams, querystring: CapQuery } },
       async (req, reply) => {
         const { dataset, session: id, index } = req.params;
@@ -84,7 +89,7 @@ export function registerPatchRoutes(app: FastifyInstance, deps: PatchRouteDeps):
           deps.onServed?.(morsel.data.length);
         });
         return reply
-          .header('content-type', 'application/octet-stream')
+          .header('content-type', MORSEL_CONTENT_TYPE)
           .header('content-length', morsel.data.length)
           .header(MORSEL_HASH_HEADER, morsel.sha256)
           .header(SOURCE_ETAG_HEADER, session.plan.source.etag ?? '')
@@ -94,7 +99,7 @@ export function registerPatchRoutes(app: FastifyInstance, deps: PatchRouteDeps):
     );
 
     r.put(
-      '/v1/patch/:dataset/:session/:index',
+      PATCH_MORSEL_ROUTE,
       { bodyLimit: maxMorselBody(), schema: { params: MorselParams, querystring: CapQuery } },
       async (req, reply) => {
         const { dataset, session: id, index } = req.params;
@@ -110,7 +115,7 @@ export function registerPatchRoutes(app: FastifyInstance, deps: PatchRouteDeps):
     );
 
     r.post(
-      '/v1/patch/:dataset/:session/fail',
+      PATCH_FAIL_ROUTE,
       { schema: { params: SessionParams, querystring: CapQuery, body: Failure } },
       async (req, reply) => {
         check(req, req.params.dataset, 'write');
@@ -122,7 +127,7 @@ export function registerPatchRoutes(app: FastifyInstance, deps: PatchRouteDeps):
     );
 
     r.delete(
-      '/v1/patch/:dataset/:session',
+      PATCH_SESSION_ROUTE,
       { schema: { params: SessionParams, querystring: CapQuery } },
       async (req, reply) => {
         check(req, req.params.dataset, 'read');

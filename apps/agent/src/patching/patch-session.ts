@@ -7,6 +7,7 @@ import {
   type PatchReport,
   type PatchSessionPlan,
 } from '@freeloader/protocol';
+import { patchSessionPath } from '@freeloader/protocol/wire';
 import { openSource, type Source } from '@freeloader/sources';
 import type { AdmitTransfer } from '../governor/governance.js';
 import type { ManagerClient } from '../manager-client.js';
@@ -93,7 +94,7 @@ export class PatchSession {
   }
 
   private get path(): string {
-    return `/v1/patch/${this.plan.plan.datasetId}/${this.id}`;
+    return patchSessionPath(this.plan.plan.datasetId, this.id);
   }
 
   /** Begin downloading this node's share (returns at once). */

@@ -1,5 +1,6 @@
 import { Pool } from 'undici';
-import { FreeLoaderError, MORSEL_HASH_HEADER } from '@freeloader/protocol';
+import { FreeLoaderError } from '@freeloader/protocol';
+import { MORSEL_CONTENT_TYPE, MORSEL_HASH_HEADER } from '@freeloader/protocol/wire';
 
 /** A peer that does not answer a push within this long is treated as gone (milliseconds). */
 const PUSH_TIMEOUT_MS = 30_000;
@@ -42,7 +43,7 @@ export class PeerClient {
         path,
         headers: {
           authorization: `Bearer ${capability}`,
-          'content-type': 'application/octet-stream',
+          'content-type': MORSEL_CONTENT_TYPE,
           [MORSEL_HASH_HEADER]: sha256,
         },
         body: data,

@@ -1,8 +1,7 @@
 import { join } from 'node:path';
 import { FreeLoaderError, type QuotaChangeResponse } from '@freeloader/protocol';
-import { checkQuotaFits } from '../daemon/disk.js';
-import { loadSettings, saveSettings } from '../state/settings-file.js';
 import type { ManagerClient } from '../manager-client.js';
+import { checkQuotaFits } from '../store/disk-space.js';
 import type { MorselStore } from '../store/store.js';
 import type { RelocationTracker } from './relocation-tracker.js';
 
@@ -12,6 +11,11 @@ export interface QuotaDeps {
   manager: ManagerClient;
   tracker: RelocationTracker;
   bandwidthOnly: boolean;
+  /**
+   * Persist the new quota in the agent's settings file, so a restart keeps it (the daemon owns
+   * that file; this layer only asks for the write).
+   */
+  rememberQuota: (quotaBytes: number) => Promise<void>;
 }
 
 /**
@@ -34,7 +38,7 @@ export async function changeQuota(
   const { usedBytes, quotaBytes: before } = deps.store.usage();
   if (quotaBytes > before) await checkQuotaFits(join(deps.dir, 'store'), quotaBytes, usedBytes);
   deps.store.setQuota(quotaBytes);
-  await saveSettings(deps.dir, { ...(await loadSettings(deps.dir)), quotaBytes });
+  await deps.rememberQuota(quotaBytes);
   const res = await deps.manager.request<QuotaChangeResponse>('POST', '/agents/me/quota', {
     quotaBytes,
   });

@@ -1,5 +1,22 @@
 import type { QuotaChangeResponse } from '@freeloader/protocol';
-import type { RelocationProgress } from '../control-api/local-api.js';
+
+/** Progress of moving data off this donor after its quota was lowered. */
+export interface RelocationProgress {
+  state: 'idle' | 'relocating' | 'done' | 'failed';
+  /** Bytes to move / moved in the jobs this agent runs. */
+  totalBytes: number;
+  doneBytes: number;
+  /** Datasets evicted (their source still answers) instead of moved. */
+  evicted: number;
+  /** Excess nobody could take yet. */
+  unplacedBytes: number;
+  /**
+   * Moved bytes still kept here (not counted as used) for readers holding the old placement;
+   * freed once their capabilities expire, or sooner when the space is needed.
+   */
+  retainedBytes: number;
+  error: string | null;
+}
 
 /**
  * What this agent knows about moving its data off after a quota cut: the manager's answer to

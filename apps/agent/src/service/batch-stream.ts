@@ -1,21 +1,7 @@
 import { Readable } from 'node:stream';
-import { BATCH_FRAME_HEADER, isFreeLoaderError } from '@freeloader/protocol';
+import { isFreeLoaderError } from '@freeloader/protocol';
+import { encodeFrameHeader, type BatchFrame } from '@freeloader/protocol/wire';
 import type { MorselStore } from '../store/store.js';
-
-export interface BatchFrame {
-  index: number;
-  data: Buffer;
-  sha256: string;
-}
-
-/** The 40-byte frame header: [u32 BE index][u32 BE length][32-byte sha256]. */
-export function frameHeader(index: number, length: number, sha256: string): Buffer {
-  const header = Buffer.allocUnsafe(BATCH_FRAME_HEADER);
-  header.writeUInt32BE(index, 0);
-  header.writeUInt32BE(length, 4);
-  header.write(sha256, 8, 32, 'hex');
-  return header;
-}
 
 /**
  * The next held morsel at or after `from` and before `end`; indices this donor does not hold are
@@ -85,7 +71,7 @@ export class BatchFrameStream extends Readable {
       this.push(null);
       return;
     }
-    this.push(frameHeader(frame.index, frame.data.length, frame.sha256));
+    this.push(encodeFrameHeader(frame.index, frame.data.length, frame.sha256));
     this.push(frame.data);
     this.onServed?.(frame.data.length);
   }

@@ -3,14 +3,9 @@ import { createServer } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  generateSigningKeys,
-  MAX_MORSELS_PER_DATASET,
-  MIN_MORSEL_SIZE,
-  signCapability,
-} from '@freeloader/protocol';
+import { generateSigningKeys, MIN_MORSEL_SIZE, signCapability } from '@freeloader/protocol';
 import { MemoryStore } from '../store/memory-store.js';
-import { installLeanMorselPath, parseMorselGet } from './lean-morsel-path.js';
+import { installLeanMorselPath } from './lean-morsel-path.js';
 import { testPace, type TestGovernorState } from './test-pace.js';
 import { buildMorselService, listenMorselService } from './morsel-service.js';
 
@@ -26,40 +21,6 @@ const cap = (id = ds) =>
     aud: [agentId],
     exp: Math.floor(Date.now() / 1000) + 600,
   });
-
-describe('parseMorselGet', () => {
-  const uuid = '0d9c0a52-3f0e-4c1e-9d55-8a1f2c3b4d5e';
-  it.each([
-    [`GET /v1/morsels/${uuid}/7 HTTP/1.1\r\nHost: d\r\nAuthorization: Bearer x`, 7, 'Bearer x'],
-    [`GET /v1/morsels/${uuid}/0 HTTP/1.1\r\nhost: d\r\nconnection: Keep-Alive`, 0, undefined],
-  ])('takes a plain GET %#', (head, index, authorization) => {
-    expect(parseMorselGet(head)).toEqual({ dataset: uuid, index, authorization });
-  });
-
-  it.each([
-    ['HEAD', `HEAD /v1/morsels/${uuid}/7 HTTP/1.1\r\nHost: d`],
-    ['a query', `GET /v1/morsels/${uuid}/7?cap=x HTTP/1.1\r\nHost: d`],
-    ['HTTP/1.0', `GET /v1/morsels/${uuid}/7 HTTP/1.0\r\nHost: d`],
-    ['no Host', `GET /v1/morsels/${uuid}/7 HTTP/1.1\r\nAuthorization: Bearer x`],
-    ['a body', `GET /v1/morsels/${uuid}/7 HTTP/1.1\r\nHost: d\r\nContent-Length: 3`],
-    ['chunked', `GET /v1/morsels/${uuid}/7 HTTP/1.1\r\nHost: d\r\nTransfer-Encoding: chunked`],
-    ['close', `GET /v1/morsels/${uuid}/7 HTTP/1.1\r\nHost: d\r\nConnection: close`],
-    [
-      'two Authorization',
-      `GET /v1/morsels/${uuid}/7 HTTP/1.1\r\nHost: d\r\nAuthorization: a\r\nauthorization: b`,
-    ],
-    ['a leading zero', `GET /v1/morsels/${uuid}/07 HTTP/1.1\r\nHost: d`],
-    [
-      'an index past the limit',
-      `GET /v1/morsels/${uuid}/${MAX_MORSELS_PER_DATASET} HTTP/1.1\r\nHost: d`,
-    ],
-    ['an upper-case id', `GET /v1/morsels/${uuid.toUpperCase()}/7 HTTP/1.1\r\nHost: d`],
-    ['the batch route', `GET /v1/morsels/${uuid} HTTP/1.1\r\nHost: d`],
-    ['a line without a colon', `GET /v1/morsels/${uuid}/7 HTTP/1.1\r\nHost: d\r\nbroken`],
-  ])('leaves %s to node:http', (_what, head) => {
-    expect(parseMorselGet(head)).toBeUndefined();
-  });
-});
 
 /** A raw HTTP/1.1 client: write bytes, read responses (head + content-length body) in order. */
 class RawClient {

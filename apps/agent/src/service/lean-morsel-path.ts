@@ -1,14 +1,10 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { MAX_MORSELS_PER_DATASET, MORSEL_HASH_HEADER } from '@freeloader/protocol';
+import { morselResponseHead, parseMorselGet } from '@freeloader/protocol/wire';
 
 /** Largest request head the lean path reads (bytes); a longer one goes to node:http (431). */
 const MAX_HEAD_BYTES = 16 * 1024;
 const HEAD_END = Buffer.from('\r\n\r\n');
-const MORSEL_GET =
-  /^GET \/v1\/morsels\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/(0|[1-9]\d{0,9}) HTTP\/1\.1$/;
-/** Headers that change how a request must be handled: any of them sends it to node:http. */
-const SPECIAL_HEADER = /^(content-length|transfer-encoding|expect|upgrade)$/i;
 
 /** A morsel the lean path may send as is; `release` once the socket is done with `data`. */
 export interface LeanMorsel {
@@ -18,7 +14,7 @@ export interface LeanMorsel {
 }
 
 /**
- * Answers `GET /v1/morsels/:dataset/:index` on the lean path, or resolves undefined to have the
+ * Answers a morsel GET (`MORSEL_ROUTE`) on the lean path, or resolves undefined to have the
  * full service answer it instead (errors, paced bodies: anything but a plain 200). Never rejects.
  */
 export type LeanMorselHandler = (
@@ -36,7 +32,7 @@ export interface LeanMorselPath {
  * Put a lean reader in front of `server`'s connections. A client reading a dataset sends
  * nothing but keep-alive morsel GETs, one head and one 1 MiB body each; node:http and Fastify
  * spent most of a donor's JavaScript per GiB on the objects, hooks and header handling around
- * them. Here each such request is a regex on its head, `handler`, and one writev of the head and
+ * them. Here each such request is one parse of its head (`parseMorselGet`, in the wire), `handler`, and one writev of the head and
  * body. The first request that is anything else (other routes and methods, bodies, HEAD,
  * `?cap=`, errors, paced bodies) hands the connection, with the bytes it has not answered, to
  * node:http for good, so every other behaviour is the full service's.
@@ -154,10 +150,7 @@ class LeanConnection {
   }
 
   private send({ data, sha256, release }: LeanMorsel): void {
-    const head =
-      `HTTP/1.1 200 OK\r\ndate: ${httpDate()}\r\ncontent-type: application/octet-stream\r\n` +
-      `content-length: ${data.length}\r\n${MORSEL_HASH_HEADER}: ${sha256}\r\n` +
-      'cache-control: no-store\r\nconnection: keep-alive\r\n\r\n';
+    const head = morselResponseHead(data.length, sha256, httpDate());
     // One writev: head and body leave in the same segment train.
     this.socket.cork();
     this.socket.write(head, 'latin1');
@@ -205,41 +198,4 @@ function httpDate(): string {
     dateText = new Date(now).toUTCString();
   }
   return dateText;
-}
-
-/**
- * The dataset, index and authorization of a plain keep-alive morsel GET head, else undefined.
- *
- * @example
- *   parseMorselGet('GET /v1/morsels/<uuid>/7 HTTP/1.1\r\nHost: d\r\nAuthorization: Bearer x')
- *   // → { dataset: '<uuid>', index: 7, authorization: 'Bearer x' }
- */
-export function parseMorselGet(
-  head: string,
-): { dataset: string; index: number; authorization: string | undefined } | undefined {
-  const lines = head.split('\r\n');
-  const m = MORSEL_GET.exec(lines[0]!);
-  if (!m) return undefined;
-  const index = Number(m[2]);
-  if (index >= MAX_MORSELS_PER_DATASET) return undefined;
-  let authorization: string | undefined;
-  let host = false;
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i]!;
-    const colon = line.indexOf(':');
-    if (colon <= 0) return undefined;
-    const name = line.slice(0, colon);
-    if (SPECIAL_HEADER.test(name)) return undefined;
-    const lower = name.toLowerCase();
-    if (lower === 'authorization') {
-      if (authorization !== undefined) return undefined;
-      authorization = line.slice(colon + 1).trim();
-    } else if (lower === 'host') {
-      host = true;
-    } else if (lower === 'connection' && !/^\s*keep-alive\s*$/i.test(line.slice(colon + 1))) {
-      return undefined;
-    }
-  }
-  // node:http answers a head without Host 400, as HTTP/1.1 asks.
-  return host ? { dataset: m[1]!, index, authorization } : undefined;
 }

@@ -11,9 +11,14 @@ import {
   isFreeLoaderError,
   MAX_MORSELS_PER_DATASET,
   maxMorselBody,
-  MORSEL_HASH_HEADER,
   MorselParams,
 } from '@freeloader/protocol';
+import {
+  DATASET_MORSELS_ROUTE,
+  MORSEL_CONTENT_TYPE,
+  MORSEL_HASH_HEADER,
+  MORSEL_ROUTE,
+} from '@freeloader/protocol/wire';
 import type { MorselStore } from '../store/store.js';
 import { BatchFrameStream, nextHeldMorsel } from './batch-stream.js';
 import { CapabilityGuard, capabilityFrom } from './capability-guard.js';
@@ -24,7 +29,7 @@ import { installLeanMorselPath, type LeanMorsel } from './lean-morsel-path.js';
 /** Idle keep-alive of the listener: longer than typical client pools' idle timeouts (60 s). */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
-const OCTET = 'application/octet-stream';
+const OCTET = MORSEL_CONTENT_TYPE;
 const CapQuery = Type.Object({ cap: Type.Optional(Type.String()) });
 
 export interface MorselServiceOptions {
@@ -52,7 +57,7 @@ export interface MorselServiceOptions {
  * The agent's morsel service (routes in `@freeloader/protocol` schemas/morsels.ts) plus
  * `GET /v1/health`. Does not listen: see {@link listenMorselService}.
  *
- * Batch reads (`GET /v1/morsels/:dataset?from=&count=`) stream one frame per morsel this donor
+ * Batch reads (`batchPath` in the wire) stream one frame per morsel this donor
  * holds in [from, from+count), in index order; indices it does not hold are skipped, so a client
  * reads the frame headers' indices rather than assuming a count. An unknown dataset is 404.
  *
@@ -101,7 +106,7 @@ export function buildMorselService(opts: MorselServiceOptions): FastifyInstance 
   });
 
   r.get(
-    '/v1/morsels/:dataset/:index',
+    MORSEL_ROUTE,
     { schema: { params: MorselParams, querystring: CapQuery } },
     async (req, reply) => {
       const { dataset, index } = req.params;
@@ -157,7 +162,7 @@ export function buildMorselService(opts: MorselServiceOptions): FastifyInstance 
   });
 
   r.put(
-    '/v1/morsels/:dataset/:index',
+    MORSEL_ROUTE,
     // The only route with a body: bounded by the largest morsel the protocol allows.
     { bodyLimit: maxMorselBody(), schema: { params: MorselParams, querystring: CapQuery } },
     async (req, reply) => {
@@ -176,7 +181,7 @@ export function buildMorselService(opts: MorselServiceOptions): FastifyInstance 
   );
 
   r.delete(
-    '/v1/morsels/:dataset/:index',
+    MORSEL_ROUTE,
     { schema: { params: MorselParams, querystring: CapQuery } },
     async (req, reply) => {
       const { dataset, index } = req.params;
@@ -187,7 +192,7 @@ export function buildMorselService(opts: MorselServiceOptions): FastifyInstance 
   );
 
   r.delete(
-    '/v1/morsels/:dataset',
+    DATASET_MORSELS_ROUTE,
     { schema: { params: DatasetParams, querystring: CapQuery } },
     async (req, reply) => {
       const { dataset } = req.params;
@@ -199,7 +204,7 @@ export function buildMorselService(opts: MorselServiceOptions): FastifyInstance 
   );
 
   r.get(
-    '/v1/morsels/:dataset',
+    DATASET_MORSELS_ROUTE,
     // No HEAD twin: it would read the whole batch from disk only to discard it.
     { exposeHeadRoute: false, schema: { params: DatasetParams, querystring: BatchQuery } },
     async (req, reply) => {

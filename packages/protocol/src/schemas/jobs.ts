@@ -1,5 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Bytes, Timestamp, Uuid } from './common.js';
+import { ImportJobPayload } from './imports.js';
+import { RelocateJobPayload } from './relocation.js';
 
 export const JobKind = Type.Union([
   Type.Literal('import'),
@@ -18,22 +20,81 @@ export const JobState = Type.Union([
 ]);
 export type JobState = Static<typeof JobState>;
 
-export const JobView = Type.Object({
+/** What every job carries, whatever its kind. */
+const jobFields = {
   id: Uuid,
-  kind: JobKind,
   state: JobState,
   datasetId: Type.Union([Uuid, Type.Null()]),
   agentId: Type.Union([Uuid, Type.Null()]),
-  /** Kind-specific instructions (e.g. which morsels to import from which URI). */
-  payload: Type.Record(Type.String(), Type.Unknown()),
   doneBytes: Bytes,
   totalBytes: Bytes,
   error: Type.Union([Type.String(), Type.Null()]),
   attempts: Type.Integer({ minimum: 0 }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
+};
+
+/**
+ * Payload of a `delete` job: drop the dataset's morsels on this donor, or with `fromMorsel` only
+ * the tail from that morsel on (a trim, or an abandoned prefix extension).
+ */
+export const DeleteJobPayload = Type.Object({
+  datasetId: Uuid,
+  fromMorsel: Type.Optional(Type.Integer({ minimum: 0 })),
 });
+export type DeleteJobPayload = Static<typeof DeleteJobPayload>;
+
+/** Payload of a `patch` job: no agent runs these yet, so its instructions are open. */
+export const PatchJobPayload = Type.Record(Type.String(), Type.Unknown());
+export type PatchJobPayload = Static<typeof PatchJobPayload>;
+
+export const ImportJobView = Type.Object({
+  ...jobFields,
+  kind: Type.Literal('import'),
+  payload: ImportJobPayload,
+});
+export type ImportJobView = Static<typeof ImportJobView>;
+
+export const DeleteJobView = Type.Object({
+  ...jobFields,
+  kind: Type.Literal('delete'),
+  payload: DeleteJobPayload,
+});
+export type DeleteJobView = Static<typeof DeleteJobView>;
+
+export const RelocateJobView = Type.Object({
+  ...jobFields,
+  kind: Type.Literal('relocate'),
+  payload: RelocateJobPayload,
+});
+export type RelocateJobView = Static<typeof RelocateJobView>;
+
+export const PatchJobView = Type.Object({
+  ...jobFields,
+  kind: Type.Literal('patch'),
+  payload: PatchJobPayload,
+});
+export type PatchJobView = Static<typeof PatchJobView>;
+
+/**
+ * A job as the manager hands it out: one schema per kind, so a handler narrows on `kind` and
+ * gets its payload typed (no casts between the queue and the code that runs the job).
+ */
+export const JobView = Type.Union([ImportJobView, DeleteJobView, RelocateJobView, PatchJobView]);
 export type JobView = Static<typeof JobView>;
+/** The job of one kind. */
+export type JobOfKind<K extends JobKind> = Extract<JobView, { kind: K }>;
+
+/**
+ * What the job routes answer with: a {@link JobView} of its kind, or, for a payload its kind's
+ * schema does not describe (a row written by an older manager, a test's bare job), the job with
+ * its payload as stored. The agent that claims such a job fails that one job; without this
+ * last member the response could not be written and every claim of that agent would fail.
+ */
+export const JobViewResponse = Type.Union([
+  ...JobView.anyOf,
+  Type.Object({ ...jobFields, kind: JobKind, payload: Type.Record(Type.String(), Type.Unknown()) }),
+]);
 
 export const JobClaimRequest = Type.Object({
   kinds: Type.Optional(Type.Array(Type.String())),

@@ -9,7 +9,8 @@ import { MAX_BATCH_MORSELS, MAX_MORSELS_PER_DATASET } from '../limits.js';
  *   DELETE /v1/morsels/:dataset                → 204 (whole dataset)
  *   GET    /v1/morsels/:dataset?from=&count=   → batch: a sequence of frames, each
  *          [u32 BE index][u32 BE length][32-byte sha256][length bytes]
- * All need `Authorization: Bearer <capability>` (or `?cap=`).
+ * All need `Authorization: Bearer <capability>` (or `?cap=`). Paths, headers and the frame
+ * codec live in `wire/` (`@freeloader/protocol/wire`); these are the routes' schemas.
  */
 export const DatasetIdParam = Type.String({
   pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$',
@@ -30,7 +31,6 @@ export const BatchQuery = Type.Object({
 });
 export type BatchQuery = Static<typeof BatchQuery>;
 
-/** Size of the header before each morsel in a batch response (bytes). */
-export const BATCH_FRAME_HEADER = 4 + 4 + 32;
-
-export const MORSEL_HASH_HEADER = 'x-morsel-sha256';
+// The wire's constants, also from the package root (for code that needs only these).
+export { BATCH_FRAME_HEADER } from '../wire/batch-frame.js';
+export { MORSEL_HASH_HEADER } from '../wire/headers.js';

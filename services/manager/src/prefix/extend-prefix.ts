@@ -33,7 +33,7 @@ import { decideExtension, type ExtensionDecision } from './extension-decision.js
 export const MAX_CONCURRENT_EXTENSIONS = 2;
 
 /** Whether a finished job belongs to a prefix extension rather than to a first import. */
-export function isExtensionJob(job: Pick<JobView, 'kind' | 'payload'>): boolean {
+export function isExtensionJob(job: JobView): boolean {
   return job.kind === 'import' && typeof job.payload.extendsFrom === 'number';
 }
 

@@ -168,7 +168,7 @@ async function queueMove(
     kind: 'relocate',
     datasetId: move.datasetId,
     agentId: from,
-    payload: payload as unknown as Record<string, unknown>,
+    payload,
     totalBytes: bytes,
   });
   return { datasetId: move.datasetId, jobId: job.id, bytes, targets: byTarget.size };

@@ -4,6 +4,7 @@ import {
   FreeLoaderError,
   type JobFinish,
   type JobKind,
+  type JobOfKind,
   type JobProgress,
   type JobState,
   type JobView,
@@ -12,13 +13,18 @@ import {
 import type { Queryable } from '../db/pool.js';
 import { iso } from './rows.js';
 
-interface JobRow {
+/**
+ * A row of `jobs`. Its kind and payload are typed together as the job view's are: only
+ * {@link enqueueJob} writes them, from the payload the caller built for that kind.
+ */
+type JobRow = KindAndPayload & JobRowFields;
+/** A job's kind with the payload of that kind (one member per kind). */
+type KindAndPayload = { [K in JobKind]: Pick<JobOfKind<K>, 'kind' | 'payload'> }[JobKind];
+interface JobRowFields {
   id: string;
-  kind: JobKind;
   state: JobState;
   dataset_id: string | null;
   agent_id: string | null;
-  payload: Record<string, unknown>;
   done_bytes: number;
   total_bytes: number;
   rate: number;
@@ -32,20 +38,31 @@ interface JobRow {
 const COLUMNS = `id, kind, state, dataset_id, agent_id, payload, done_bytes, total_bytes, rate,
   error, attempts, locked_by, created_at, updated_at`;
 
-export const toJobView = (r: JobRow): JobView => ({
-  id: r.id,
-  kind: r.kind,
-  state: r.state,
-  datasetId: r.dataset_id,
-  agentId: r.agent_id,
-  payload: r.payload,
-  doneBytes: r.done_bytes,
-  totalBytes: r.total_bytes,
-  error: r.error,
-  attempts: r.attempts,
-  createdAt: iso(r.created_at),
-  updatedAt: iso(r.updated_at),
-});
+export function toJobView(r: JobRow): JobView {
+  const fields = {
+    id: r.id,
+    state: r.state,
+    datasetId: r.dataset_id,
+    agentId: r.agent_id,
+    doneBytes: r.done_bytes,
+    totalBytes: r.total_bytes,
+    error: r.error,
+    attempts: r.attempts,
+    createdAt: iso(r.created_at),
+    updatedAt: iso(r.updated_at),
+  };
+  // One case per kind: the compiler checks each payload against its kind's schema type.
+  switch (r.kind) {
+    case 'import':
+      return { ...fields, kind: r.kind, payload: r.payload };
+    case 'delete':
+      return { ...fields, kind: r.kind, payload: r.payload };
+    case 'relocate':
+      return { ...fields, kind: r.kind, payload: r.payload };
+    case 'patch':
+      return { ...fields, kind: r.kind, payload: r.payload };
+  }
+}
 
 const toTransfer = (r: JobRow): TransferView => ({
   jobId: r.id,
@@ -78,12 +95,17 @@ export function etaSeconds(
   return Math.ceil((total - done) / rate);
 }
 
-export interface NewJob {
-  kind: JobKind;
+/**
+ * A job to queue: its payload is typed by its kind, as the agent will read it. (Omitted, it is
+ * stored as `{}`: only tests queue bare jobs.)
+ */
+export type NewJob = {
+  [K in JobKind]: { kind: K; payload?: JobOfKind<K>['payload'] } & NewJobFields;
+}[JobKind];
+interface NewJobFields {
   datasetId?: string | null;
   /** The agent that must run it; omitted or null lets any agent claim it. */
   agentId?: string | null;
-  payload?: Record<string, unknown>;
   totalBytes?: number;
 }
 

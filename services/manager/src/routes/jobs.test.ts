@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FreeLoaderEvent } from '@freeloader/protocol';
+import {
+  MIN_MORSEL_SIZE,
+  type DeleteJobPayload,
+  type FreeLoaderEvent,
+  type ImportJobPayload,
+} from '@freeloader/protocol';
 import { startHarness, type Harness } from '../test/harness.js';
 
 let h: Harness;
@@ -227,6 +232,43 @@ describe('jobs', () => {
     const res = await h.call({ method: 'POST', url, headers: { authorization: a.auth }, payload });
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('VALIDATION_FAILED');
+  });
+
+  it('answers a claimed job with the payload of its kind', async () => {
+    const a = await h.enroll();
+    const ds = '0d9c0a52-3f0e-4c1e-9d55-8a1f2c3b4d5e';
+    const imported: ImportJobPayload = {
+      mode: 'ranged',
+      source: {
+        uri: 'http://source.test/a.bin',
+        size: 10,
+        etag: '"v1"',
+        lastModified: null,
+        acceptsRanges: true,
+      },
+      morselSize: MIN_MORSEL_SIZE,
+      extents: [],
+      donors: [],
+      writeCapability: 'cap',
+      extendsFrom: 3,
+    };
+    const trimmed: DeleteJobPayload = { datasetId: ds, fromMorsel: 2 };
+    const imp = await h.app.jobsRepo.enqueue({
+      kind: 'import',
+      agentId: a.agentId,
+      payload: imported,
+    });
+    const del = await h.app.jobsRepo.enqueue({
+      kind: 'delete',
+      agentId: a.agentId,
+      payload: trimmed,
+    });
+    const res = await claim(a.auth, { kinds: ['import', 'delete'], max: 4 });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual([
+      expect.objectContaining({ id: imp.id, kind: 'import', payload: imported }),
+      expect.objectContaining({ id: del.id, kind: 'delete', payload: trimmed }),
+    ]);
   });
 
   it('refuses users on agent routes', async () => {

@@ -6,7 +6,7 @@ import {
   JobClaimRequest,
   JobFinish,
   JobProgress,
-  JobView,
+  JobViewResponse,
   Ok,
   type TransferView,
 } from '@freeloader/protocol';
@@ -38,7 +38,7 @@ const jobs: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['jobs'],
         summary: 'Claim queued jobs for the calling agent (never two claimers for one job)',
         body: Type.Optional(JobClaimRequest),
-        response: { 200: Type.Array(JobView), 400: E, 401: E, 403: E, 500: E },
+        response: { 200: Type.Array(JobViewResponse), 400: E, 401: E, 403: E, 500: E },
       },
     },
     async (req) => {
@@ -84,7 +84,7 @@ const jobs: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Finish a running job as done or failed',
         params: IdParams,
         body: JobFinish,
-        response: { 200: JobView, 400: E, 401: E, 403: E, 404: E, 409: E, 500: E },
+        response: { 200: JobViewResponse, 400: E, 401: E, 403: E, 404: E, 409: E, 500: E },
       },
     },
     async (req) => {

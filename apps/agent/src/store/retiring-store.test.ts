@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MIN_MORSEL_SIZE } from '@freeloader/protocol';
-import { runStoreConformance } from '../store/conformance.js';
-import { MemoryStore } from '../store/memory-store.js';
+import { runStoreConformance } from './conformance.js';
+import { MemoryStore } from './memory-store.js';
 import { READER_MAP_LIFETIME_MS, RetiringStore } from './retiring-store.js';
 
 // The decorator is a MorselStore like any other…

@@ -11,7 +11,7 @@ import type {
   StoredDataset,
   StoredDatasetStat,
   StoreUsage,
-} from '../store/store.js';
+} from './store.js';
 
 /**
  * How long a reader may keep using a dataset map it fetched (milliseconds): its read capability

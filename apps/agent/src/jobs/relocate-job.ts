@@ -1,16 +1,17 @@
-import type { RelocateJobPayload, RelocationCommitResponse } from '@freeloader/protocol';
+import type { RelocationCommitResponse } from '@freeloader/protocol';
 import { DonorPools } from '../client/donor-pool.js';
 import type { AdmitTransfer } from '../governor/governance.js';
-import type { JobHandler } from '../jobs/job-runner.js';
+import { forEachBounded } from './bounded-tasks.js';
+import { jobOfKind } from './job-of-kind.js';
+import type { JobHandler } from './job-runner.js';
+import { ProgressReporter } from './progress-reporter.js';
 import type { ManagerClient } from '../manager-client.js';
 import type { MorselStore } from '../store/store.js';
-import type { RelocationTracker } from './relocation-tracker.js';
-import { READER_MAP_LIFETIME_MS, type RetiringStore } from './retiring-store.js';
+import type { RelocationTracker } from '../relocation/relocation-tracker.js';
+import { READER_MAP_LIFETIME_MS, type RetiringStore } from '../store/retiring-store.js';
 
 /** Morsel PUTs in flight per relocate job. */
 const PUSH_IN_FLIGHT = 4;
-/** Progress reports at most this often (milliseconds). */
-const REPORT_EVERY_MS = 500;
 
 export interface RelocateDeps {
   store: MorselStore;
@@ -30,18 +31,19 @@ export interface RelocateDeps {
  * unless their space is needed first.
  */
 export function relocateJobHandler(deps: RelocateDeps): JobHandler {
-  return async (job, ctx) => {
-    const p = job.payload as unknown as RelocateJobPayload;
+  return async (claimed, ctx) => {
+    const job = jobOfKind(claimed, 'relocate');
+    const p = job.payload;
     const total = p.moves.reduce((s, m) => s + m.morsels.length, 0) * p.morselSize;
     const pools = new DonorPools(2);
-    let done = 0;
+    // Bytes only: a relocation shows no rate or ETA in the console.
+    const reporter = new ProgressReporter(ctx, { rate: false });
     let committed = false;
     const moved: Array<{ index: number; bytes: number }> = [];
-    let reported = performance.now();
     deps.tracker.progress(job.id, 0, total);
     try {
       for (const move of p.moves) {
-        await forEachLimited(move.morsels, PUSH_IN_FLIGHT, async (index) => {
+        await forEachBounded(move.morsels, PUSH_IN_FLIGHT, async (index) => {
           await deps.admit?.(p.morselSize, 'out', ctx.signal);
           const { data, sha256 } = await deps.store.get(p.datasetId, index);
           await pools.putMorsel(
@@ -53,16 +55,13 @@ export function relocateJobHandler(deps: RelocateDeps): JobHandler {
             p.writeCapability,
             ctx.signal,
           );
-          done += data.length;
           moved.push({ index, bytes: data.length });
-          deps.tracker.progress(job.id, done, total);
-          if (performance.now() - reported >= REPORT_EVERY_MS) {
-            reported = performance.now();
-            await ctx.progress({ doneBytes: done }).catch(() => undefined);
-          }
+          reporter.add(data.length);
+          deps.tracker.progress(job.id, reporter.doneBytes, total);
         });
       }
-      await ctx.progress({ doneBytes: done }).catch(() => undefined);
+      // Progress is for the console: a manager that misses it must not fail the move.
+      await reporter.flush().catch(() => undefined);
       const result = await deps.manager.request<RelocationCommitResponse>(
         'POST',
         `/relocations/${job.id}/commit`,
@@ -91,17 +90,4 @@ export function relocateJobHandler(deps: RelocateDeps): JobHandler {
       await pools.close();
     }
   };
-}
-
-/** Run `fn` over `items` with at most `limit` at once; the first failure rejects. */
-async function forEachLimited<T>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }

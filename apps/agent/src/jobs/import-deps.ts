@@ -1,0 +1,14 @@
+import type { AdmitTransfer } from '../governor/governance.js';
+import type { MorselStore } from '../store/store.js';
+
+/** Range requests in flight per importing donor: enough to hide the source's round trip. */
+export const IMPORT_CONCURRENCY = 4;
+
+/** What the import job's two ways of importing (ranged, streamed) need from the daemon. */
+export interface ImportDeps {
+  store: MorselStore;
+  agentId: () => string;
+  allowFileUris?: boolean;
+  /** The governor's admission: source reads wait their turn, and wait out pauses. */
+  admit?: AdmitTransfer;
+}
