@@ -7,9 +7,9 @@ import {
   type SourceProbe,
 } from '@freeloader/protocol';
 import { withTransaction } from '../db/pool.js';
-import { placementCandidates } from '../imports/candidates.js';
-import { planPlacement, type PolicyPlan } from '../imports/choose-policy.js';
-import { importPayload, reserveAll } from '../imports/start-import.js';
+import { placementCandidates } from '../placement/candidates.js';
+import { planPlacement, type PolicyPlan } from '../placement/choose-policy.js';
+import { importPayload, reserveAll } from '../placement/place-extents.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { getHashes, getPlacement, setPlacement } from '../repositories/placement.js';
 import { abandonExtensionIn, type ExtensionRecord } from './abandon-extension.js';

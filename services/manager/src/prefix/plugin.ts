@@ -45,12 +45,12 @@ export default fp<PrefixCachingOptions>(
     prefix.sessions = createPatchSessions(app);
     prefix.extensions = createPrefixExtensions(app);
 
+    const offLoss = app.donorLoss.register('prefix-extensions', (agentId) => {
+      void prefix.extensions
+        .donorDied(agentId)
+        .catch((e: unknown) => app.log.warn({ err: e }, 'abandoning extensions failed'));
+    });
     const off = app.events.subscribe((event) => {
-      if (event.type === 'agent' && event.state === 'dead') {
-        void prefix.extensions
-          .donorDied(event.agentId)
-          .catch((e: unknown) => app.log.warn({ err: e }, 'abandoning extensions failed'));
-      }
       if (event.type !== 'dataset' || event.state !== 'ready') return;
       void learnImportRate(event.datasetId).catch((e: unknown) =>
         app.log.warn({ err: e }, 'recording an import rate failed'),
@@ -88,9 +88,13 @@ export default fp<PrefixCachingOptions>(
     }
     app.addHook('onClose', async () => {
       off();
+      offLoss();
       clearInterval(timer);
       await prefix.extensions.idle();
     });
   },
-  { name: 'prefix-caching', dependencies: ['postgres', 'placement-repo', 'namespace-repo'] },
+  {
+    name: 'prefix-caching',
+    dependencies: ['postgres', 'placement-repo', 'namespace-repo', 'donor-loss'],
+  },
 );

@@ -8,11 +8,15 @@ import {
   type RelocateJobPayload,
 } from '@freeloader/protocol';
 import { deleteDataset } from '../dataset-lifecycle.js';
-import { placementCandidates } from '../imports/candidates.js';
-import { probeSource } from '../imports/start-import.js';
+import { placementCandidates } from '../placement/candidates.js';
+import { probeSource } from '../placement/probe-source.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { getPlacement } from '../repositories/placement.js';
-import { planRelocation, type DatasetMove, type HeldDataset } from './plan-relocation.js';
+import {
+  planRelocation,
+  type DatasetMove,
+  type HeldDataset,
+} from '../placement/plan-relocation.js';
 
 /**
  * Moved morsels stay on the old donor this long after the commit, for readers with old maps: a

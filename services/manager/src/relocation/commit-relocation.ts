@@ -8,7 +8,7 @@ import {
 import { withTransaction } from '../db/pool.js';
 import { getPlacement, setPlacement } from '../repositories/placement.js';
 import type { RelocateCommitInfo } from './change-quota.js';
-import { reassign } from './move-extents.js';
+import { reassign } from '../placement/move-extents.js';
 
 interface JobRow {
   kind: string;

@@ -13,7 +13,7 @@ import {
 } from '@freeloader/protocol';
 import { principalOf, requireUser, requireUserOrAgent } from '../auth/guards.js';
 import { deleteDataset } from '../dataset-lifecycle.js';
-import { donorSpeeds } from '../imports/rate-estimates.js';
+import { donorSpeeds } from '../placement/rate-estimates.js';
 import { throttleFields } from '../throttle-view.js';
 
 /** Dataset views, the read map (extents, donors, hashes, capability) and deletion. */

@@ -1,11 +1,62 @@
-import type { FastifyInstance } from 'fastify';
-import { FreeLoaderError, MORSEL_SIZE, type SourceProbe } from '@freeloader/protocol';
+import type pg from 'pg';
+import type { FastifyBaseLogger } from 'fastify';
+import { FreeLoaderError, type SourceProbe } from '@freeloader/protocol';
 import { redactUri } from '@freeloader/sources';
-import { waitForDeletes } from './eviction.js';
-import { makeRoom, type ExtraFree } from './make-room.js';
+import type { EventBus } from '../events.js';
 import type { EvictionCause } from '../repositories/evictions.js';
-import { prefixFromStats } from './prefix-sizing.js';
-import { sourceKey } from './source-key.js';
+import { importCacheBytesOf, setImportCacheBytes } from '../repositories/import-cache-bytes.js';
+
+/** Extra free bytes per donor that a plan may count on (space a cut would give back). */
+export type ExtraFree = ReadonlyMap<string, number>;
+
+/** Room prefix caching made (or, in a dry run, would make) for an import. */
+export interface RoomMade {
+  cacheBytes: number;
+  /** The space the cuts give back per donor (what a dry run plans with). */
+  extra: ExtraFree;
+  /** Datasets whose extension in flight was abandoned. */
+  abandoned: string[];
+  cuts: ReadonlyArray<{ datasetId: string; freedBytes: number }>;
+}
+
+/** What an import that does not fit asks of prefix caching (seed 002 §4.1). */
+export interface RoomRequest {
+  whole: number;
+  target: number;
+  fits: (bytes: number, extra: ExtraFree) => Promise<boolean>;
+  dryRun?: boolean;
+  cause?: EvictionCause;
+}
+
+/**
+ * The part of prefix caching the import policy uses: the model prefix, holding extensions off,
+ * eviction, and the source registry. Prefix caching implements it (`prefix/cache-room.ts`), so
+ * placement stays below it and calls it only through this interface.
+ */
+export interface CacheRoom {
+  /** Bytes to cache of a dataset that does not fit: the model prefix (seed §3.1), or all of it. */
+  prefixTarget(probe: SourceProbe, client: string, morselSize: number | undefined): Promise<number>;
+  /** Let no prefix extension start (and claim free space) until the caller's transaction ends. */
+  holdExtensions(): Promise<void>;
+  makeRoom(input: RoomRequest): Promise<RoomMade>;
+  /** Wait (bounded) until the delete jobs of these cuts ran, so donors really have room. */
+  waitForDeletes(cuts: ReadonlyArray<{ datasetId: string }>): Promise<void>;
+  /** One more sample of a source's latency (the manager's probe of it). */
+  observeProbe(uri: string, ms: number): Promise<void>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    cacheRoom: CacheRoom;
+  }
+}
+
+/** What the import policy uses; the app satisfies it. */
+export interface ImportPolicyDeps {
+  cacheRoom: CacheRoom;
+  log: Pick<FastifyBaseLogger, 'info' | 'warn'>;
+  events: Pick<EventBus, 'publish'>;
+}
 
 export interface CachePlanned<P> {
   plan: P;
@@ -36,7 +87,7 @@ export type PlanImport<P> = (bytes: number, extra?: ExtraFree) => Promise<P> | P
  * @example const { plan, cacheBytes } = await planCached(app, probe, who, 1 << 20, (n, extra) => place(n, extra));
  */
 export async function planCached<P>(
-  app: FastifyInstance,
+  deps: ImportPolicyDeps,
   probe: SourceProbe,
   client: string,
   morselSize: number | undefined,
@@ -48,18 +99,9 @@ export async function planCached<P>(
   } catch (e) {
     if (!isNoSpace(e)) throw e;
   }
-  const key = sourceKey(probe.uri);
-  const stats = key ? await app.prefixCache.sources.get(key) : null;
-  const target = probe.acceptsRanges
-    ? prefixFromStats(
-        probe.size,
-        morselSize ?? MORSEL_SIZE,
-        stats,
-        await app.prefixCache.clients.rateOf(client),
-      )
-    : probe.size;
+  const target = await deps.cacheRoom.prefixTarget(probe, client, morselSize);
   // No extension may start (and claim free space) between the decision and the reservation.
-  if (!opts.dryRun) await app.prefixCache.extensions.hold();
+  if (!opts.dryRun) await deps.cacheRoom.holdExtensions();
   const fits = async (bytes: number, extra: ExtraFree) => {
     try {
       await plan(bytes, extra);
@@ -69,7 +111,7 @@ export async function planCached<P>(
       throw e;
     }
   };
-  const room = await makeRoom(app, {
+  const room = await deps.cacheRoom.makeRoom({
     whole: probe.size,
     target,
     fits,
@@ -79,10 +121,10 @@ export async function planCached<P>(
   if (opts.dryRun)
     return { plan: await plan(room.cacheBytes, room.extra), cacheBytes: room.cacheBytes };
   for (const datasetId of room.abandoned) {
-    app.log.warn({ dataset: datasetId }, 'prefix extension abandoned: an import needs the space');
+    deps.log.warn({ dataset: datasetId }, 'prefix extension abandoned: an import needs the space');
   }
   if (room.cuts.length > 0) {
-    app.log.info(
+    deps.log.info(
       {
         uri: redactUri(probe.uri),
         freed: room.cuts.reduce((s, c) => s + c.freedBytes, 0),
@@ -92,43 +134,42 @@ export async function planCached<P>(
     );
   }
   for (const datasetId of [...room.abandoned, ...room.cuts.map((c) => c.datasetId)]) {
-    app.events.publish({ type: 'dataset', datasetId, state: 'ready' });
+    deps.events.publish({ type: 'dataset', datasetId, state: 'ready' });
   }
-  await waitForDeletes(app, [...room.abandoned.map((datasetId) => ({ datasetId })), ...room.cuts]);
+  await deps.cacheRoom.waitForDeletes([
+    ...room.abandoned.map((datasetId) => ({ datasetId })),
+    ...room.cuts,
+  ]);
   return { plan: await plan(room.cacheBytes), cacheBytes: room.cacheBytes };
 }
 
 /** Remember that an import caches only `cacheBytes` of the dataset (its prefix). */
 export async function markPrefixImport(
-  app: FastifyInstance,
+  deps: { pg: pg.Pool },
   datasetId: string,
   cacheBytes: number,
   sizeBytes: number,
 ): Promise<void> {
   if (cacheBytes >= sizeBytes) return;
-  await app.pg.query('UPDATE datasets SET import_cache_bytes = $2 WHERE id = $1', [
-    datasetId,
-    cacheBytes,
-  ]);
+  await setImportCacheBytes(deps.pg, datasetId, cacheBytes);
 }
 
 /** The bytes an import caches (its prefix, or the whole dataset), for completion checks. */
 export async function importCacheBytes(
-  app: FastifyInstance,
+  deps: { pg: pg.Pool },
   dataset: { id: string; sizeBytes: number },
 ): Promise<number> {
-  const { rows } = await app.pg.query<{ n: number | null }>(
-    'SELECT import_cache_bytes AS n FROM datasets WHERE id = $1',
-    [dataset.id],
-  );
-  return rows[0]?.n ?? dataset.sizeBytes;
+  return (await importCacheBytesOf(deps.pg, dataset.id)) ?? dataset.sizeBytes;
 }
 
 /**
  * The manager's probe of a source is the seed's measure of L: the overhead of retrieving
  * nothing (connection, request, answer). Each import adds a sample to the registry.
  */
-export async function observeProbe(app: FastifyInstance, uri: string, ms: number): Promise<void> {
-  const key = sourceKey(uri);
-  if (key) await app.prefixCache.sources.observe(key, { latencyS: ms / 1000 });
+export async function observeProbe(
+  deps: Pick<ImportPolicyDeps, 'cacheRoom'>,
+  uri: string,
+  ms: number,
+): Promise<void> {
+  await deps.cacheRoom.observeProbe(uri, ms);
 }
