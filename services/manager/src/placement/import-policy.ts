@@ -79,10 +79,10 @@ export type PlanImport<P> = (bytes: number, extra?: ExtraFree) => Promise<P> | P
  * places `bytes` of the dataset (the caller's placement policy); it throws NO_SPACE when the
  * donors cannot hold them.
  *
- * Room is made only for an import that will fit once it is made (see make-room.ts): what to
- * give up is decided by dry runs of `plan` and given up in the same transaction. An import that
- * cannot fit fails with NO_SPACE and no other dataset loses a byte. A dry run plans against
- * the room it would make and cuts nothing.
+ * Room is made only for an import that will fit once it is made (`CacheRoom.makeRoom`, in
+ * prefix/make-room.ts): what to give up is decided by dry runs of `plan` and given up in the
+ * same transaction. An import that cannot fit fails with NO_SPACE and no other dataset loses a
+ * byte. A dry run plans against the room it would make and cuts nothing.
  *
  * @example const { plan, cacheBytes } = await planCached(app, probe, who, 1 << 20, (n, extra) => place(n, extra));
  */
