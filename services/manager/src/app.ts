@@ -23,6 +23,8 @@ import usersRepo from './repositories/users.js';
 import api from './routes/index.js';
 import softStatePlugin, { type SoftStatePluginOptions } from './soft-state-plugin.js';
 import deadDonorWatch from './imports/dead-donor-watch.js';
+import donorLoss from './placement/donor-loss.js';
+import cacheRoom from './prefix/cache-room.js';
 import prefixCaching from './prefix/plugin.js';
 import historyPlugin from './history/plugin.js';
 
@@ -104,8 +106,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     }
     await app.register(softStatePlugin, { clock: opts.clock, timers: opts.timers });
     await app.register(throughputPlugin);
+    await app.register(donorLoss);
     await app.register(deadDonorWatch);
     await app.register(prefixCaching, { timers: opts.timers });
+    await app.register(cacheRoom);
     await app.register(historyPlugin, { timers: opts.timers });
     await app.register(authPlugin);
     await app.register(api, { prefix: '/api/v1' });

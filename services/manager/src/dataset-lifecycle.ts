@@ -1,16 +1,33 @@
 import type { FastifyInstance } from 'fastify';
+import type pg from 'pg';
 import { FreeLoaderError, type JobView } from '@freeloader/protocol';
 import { withTransaction, type Queryable } from './db/pool.js';
-import { enqueueJob } from './repositories/jobs.js';
+import type { EventBus } from './events.js';
 import { completeImport, failImport } from './imports/import-outcome.js';
+import { cancelQueuedJobs } from './repositories/dataset-jobs.js';
+import { deleteDatasetRow, lockDatasetState, markDeleting } from './repositories/datasets.js';
+import { unrevokedAgents } from './repositories/donor-rows.js';
+import { enqueueJob } from './repositories/jobs.js';
 import { donorsOfDataset } from './repositories/placement.js';
+import type { ReservationsRepo } from './repositories/reservations.js';
 import { abandonExtensionIn } from './prefix/abandon-extension.js';
 import { isExtensionJob, onExtensionJobFinished } from './prefix/extend-prefix.js';
 
+/** What deleting a dataset touches; the app satisfies it. */
+export interface DatasetLifecycleDeps {
+  pg: pg.Pool;
+  reservationsRepo: Pick<ReservationsRepo, 'releaseDataset'>;
+  events: Pick<EventBus, 'publish'>;
+}
+
 /** Remove a dataset for good: its reservations give their bytes back, rows cascade. */
-async function finalize(app: FastifyInstance, tx: Queryable, datasetId: string): Promise<void> {
-  await app.reservationsRepo.releaseDataset(tx, datasetId);
-  await tx.query('DELETE FROM datasets WHERE id = $1', [datasetId]);
+async function finalize(
+  deps: DatasetLifecycleDeps,
+  tx: Queryable,
+  datasetId: string,
+): Promise<void> {
+  await deps.reservationsRepo.releaseDataset(tx, datasetId);
+  await deleteDatasetRow(tx, datasetId);
 }
 
 /**
@@ -19,39 +36,30 @@ async function finalize(app: FastifyInstance, tx: Queryable, datasetId: string):
  * Returns whether it is already gone.
  */
 export async function deleteDataset(
-  app: FastifyInstance,
+  deps: DatasetLifecycleDeps,
   datasetId: string,
 ): Promise<{ deleted: boolean }> {
-  const result = await withTransaction(app.pg, async (tx) => {
-    const { rows } = await tx.query<{ state: string }>(
-      'SELECT state FROM datasets WHERE id = $1 FOR UPDATE',
-      [datasetId],
-    );
-    if (!rows[0]) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${datasetId}`);
-    if (rows[0].state === 'deleting') return { deleted: false, changed: false };
+  const result = await withTransaction(deps.pg, async (tx) => {
+    const state = await lockDatasetState(tx, datasetId);
+    if (state === undefined)
+      throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${datasetId}`);
+    if (state === 'deleting') return { deleted: false, changed: false };
     await abandonExtensionIn(tx, datasetId);
-    await tx.query(
-      `UPDATE jobs SET state = 'cancelled', updated_at = now()
-       WHERE dataset_id = $1 AND state = 'queued'`,
-      [datasetId],
-    );
+    await cancelQueuedJobs(tx, datasetId);
     const donors = await donorsOfDataset(tx, datasetId);
-    const { rows: live } = await tx.query<{ id: string }>(
-      'SELECT id FROM agents WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL ORDER BY id',
-      [donors],
-    );
+    const live = await unrevokedAgents(tx, donors);
     if (live.length === 0) {
-      await finalize(app, tx, datasetId);
+      await finalize(deps, tx, datasetId);
       return { deleted: true, changed: true };
     }
-    await tx.query(`UPDATE datasets SET state = 'deleting' WHERE id = $1`, [datasetId]);
-    for (const { id } of live) {
+    await markDeleting(tx, datasetId);
+    for (const id of live) {
       await enqueueJob(tx, { kind: 'delete', datasetId, agentId: id, payload: { datasetId } });
     }
     return { deleted: false, changed: true };
   });
   if (result.changed) {
-    app.events.publish({
+    deps.events.publish({
       type: 'dataset',
       datasetId,
       state: result.deleted ? 'deleted' : 'deleting',
@@ -65,17 +73,13 @@ export async function deleteDataset(
  * donor is done. (Delete jobs of trims and abandoned extensions gave their bytes back already.)
  */
 async function releaseDeletedOn(
-  app: FastifyInstance,
+  deps: DatasetLifecycleDeps,
   datasetId: string,
   agentId: string,
 ): Promise<void> {
-  await withTransaction(app.pg, async (tx) => {
-    const { rows } = await tx.query<{ state: string }>(
-      'SELECT state FROM datasets WHERE id = $1 FOR UPDATE',
-      [datasetId],
-    );
-    if (rows[0]?.state === 'deleting') {
-      await app.reservationsRepo.releaseDataset(tx, datasetId, agentId);
+  await withTransaction(deps.pg, async (tx) => {
+    if ((await lockDatasetState(tx, datasetId)) === 'deleting') {
+      await deps.reservationsRepo.releaseDataset(tx, datasetId, agentId);
     }
   });
 }
@@ -91,11 +95,7 @@ export async function onJobFinished(app: FastifyInstance, job: JobView): Promise
     if (job.state === 'done' && job.agentId) await releaseDeletedOn(app, datasetId, job.agentId);
     if ((await app.jobsRepo.unfinished(datasetId, 'delete')) > 0) return;
     const gone = await withTransaction(app.pg, async (tx) => {
-      const { rows } = await tx.query<{ state: string }>(
-        'SELECT state FROM datasets WHERE id = $1 FOR UPDATE',
-        [datasetId],
-      );
-      if (rows[0]?.state !== 'deleting') return false;
+      if ((await lockDatasetState(tx, datasetId)) !== 'deleting') return false;
       await finalize(app, tx, datasetId);
       return true;
     });

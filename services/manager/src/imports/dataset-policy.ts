@@ -1,20 +1,18 @@
-import type { FastifyInstance } from 'fastify';
+import type pg from 'pg';
 import type { DatasetView, PlacementPolicy } from '@freeloader/protocol';
-import type { PolicyPlan } from './choose-policy.js';
+import type { PolicyPlan } from '../placement/choose-policy.js';
+import { setPlacementPolicy } from '../repositories/datasets.js';
 
 /**
  * Remember which policy placed a dataset (shown with the dataset), and fill it into `dataset`,
  * the view the import answers with.
  */
 export async function recordPolicy(
-  app: FastifyInstance,
+  deps: { pg: pg.Pool },
   dataset: DatasetView,
   policy: PlacementPolicy,
 ): Promise<void> {
-  await app.pg.query('UPDATE datasets SET placement_policy = $2 WHERE id = $1', [
-    dataset.id,
-    policy,
-  ]);
+  await setPlacementPolicy(deps.pg, dataset.id, policy);
   dataset.policy = policy;
 }
 

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import { importsOwedBy } from '../repositories/dataset-jobs.js';
 import { failImport } from './import-outcome.js';
 
 /**
@@ -8,24 +9,18 @@ import { failImport } from './import-outcome.js';
  */
 export default fp(
   async (app) => {
-    const off = app.events.subscribe((event) => {
-      if (event.type !== 'agent' || event.state !== 'dead') return;
-      void failImportsOf(event.agentId).catch((e: unknown) =>
-        app.log.error({ err: e, agent: event.agentId }, 'failing imports of a dead donor'),
+    const off = app.donorLoss.register('dead-donor-watch', (agentId) => {
+      void failImportsOf(agentId).catch((e: unknown) =>
+        app.log.error({ err: e, agent: agentId }, 'failing imports of a dead donor'),
       );
     });
     app.addHook('onClose', async () => off());
 
     async function failImportsOf(agentId: string): Promise<void> {
-      const { rows } = await app.pg.query<{ dataset_id: string }>(
-        `SELECT DISTINCT dataset_id FROM jobs
-         WHERE kind = 'import' AND state IN ('queued', 'running') AND agent_id = $1 AND dataset_id IS NOT NULL`,
-        [agentId],
-      );
-      for (const { dataset_id } of rows) {
-        await failImport(app, dataset_id, `donor ${agentId} died during the import`);
+      for (const datasetId of await importsOwedBy(app.pg, agentId)) {
+        await failImport(app, datasetId, `donor ${agentId} died during the import`);
       }
     }
   },
-  { name: 'dead-donor-watch', dependencies: ['soft-state', 'postgres'] },
+  { name: 'dead-donor-watch', dependencies: ['donor-loss', 'postgres'] },
 );

@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import { FreeLoaderError, type ImportControlResult, type UserView } from '@freeloader/protocol';
 import { withTransaction } from '../db/pool.js';
 import {
@@ -10,6 +9,7 @@ import {
   type ImportControlRow,
 } from '../repositories/import-control.js';
 import { adoptHistory } from '../repositories/history.js';
+import type { ImportDeps } from './import-deps.js';
 import { failImport } from './import-outcome.js';
 import { startImport } from './start-import.js';
 
@@ -22,8 +22,8 @@ function authorize(user: UserView, row: ImportControlRow, verb: string): void {
   );
 }
 
-async function controlled(app: FastifyInstance, datasetId: string, user: UserView, verb: string) {
-  const row = await importControlRow(app.pg, datasetId);
+async function controlled(deps: ImportDeps, datasetId: string, user: UserView, verb: string) {
+  const row = await importControlRow(deps.pg, datasetId);
   if (!row) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${datasetId}`);
   authorize(user, row, verb);
   return row;
@@ -34,23 +34,23 @@ async function controlled(app: FastifyInstance, datasetId: string, user: UserVie
  * report and free what they stored), its reservations are released, donors drop what they hold,
  * and the dataset ends `failed` with "cancelled by <user>", so it can be retried or deleted.
  *
- * @example await cancelImport(app, datasetId, req.user!) // { datasetId, state: 'failed' }
+ * @example await cancelImport(deps, datasetId, req.user!) // { datasetId, state: 'failed' }
  */
 export async function cancelImport(
-  app: FastifyInstance,
+  deps: ImportDeps,
   datasetId: string,
   user: UserView,
 ): Promise<ImportControlResult> {
-  const row = await controlled(app, datasetId, user, 'cancel');
+  const row = await controlled(deps, datasetId, user, 'cancel');
   if (row.state !== 'importing') {
     throw new FreeLoaderError('CONFLICT', `${row.path} is ${row.state}, not importing`);
   }
-  await failImport(app, datasetId, `cancelled by ${user.username}`);
-  const after = await importControlRow(app.pg, datasetId);
+  await failImport(deps, datasetId, `cancelled by ${user.username}`);
+  const after = await importControlRow(deps.pg, datasetId);
   if (after?.state === 'importing') {
     throw new FreeLoaderError('CONFLICT', `${row.path} could not be cancelled`);
   }
-  app.log.info({ dataset: datasetId, by: user.username }, 'import cancelled');
+  deps.log.info({ dataset: datasetId, by: user.username }, 'import cancelled');
   return { datasetId, state: 'failed' };
 }
 
@@ -63,11 +63,11 @@ export async function cancelImport(
  * lost, and the caller gets the error.
  */
 export async function retryImport(
-  app: FastifyInstance,
+  deps: ImportDeps,
   datasetId: string,
   user: UserView,
 ): Promise<ImportControlResult> {
-  const row = await controlled(app, datasetId, user, 'retry');
+  const row = await controlled(deps, datasetId, user, 'retry');
   if (row.state !== 'failed') {
     throw new FreeLoaderError(
       'CONFLICT',
@@ -77,7 +77,7 @@ export async function retryImport(
   if (!row.sourceUri) {
     throw new FreeLoaderError('CONFLICT', `${row.path} has no source to import from`);
   }
-  const taken = await withTransaction(app.pg, async (tx) => {
+  const taken = await withTransaction(deps.pg, async (tx) => {
     const locked = await importControlRow(tx, datasetId, true);
     if (locked?.state !== 'failed') return null;
     const jobs = await failedJobsOf(tx, datasetId);
@@ -86,25 +86,25 @@ export async function retryImport(
   });
   if (!taken) throw new FreeLoaderError('CONFLICT', `${row.path} is already being retried`);
   const starter = taken.row.createdBy ?? user.id;
-  app.events.publish({ type: 'dataset', datasetId, state: 'deleted' });
+  deps.events.publish({ type: 'dataset', datasetId, state: 'deleted' });
   try {
     const started = await startImport(
-      app,
+      deps,
       { uri: row.sourceUri, name: row.path, ...(row.policy ? { policy: row.policy } : {}) },
       starter,
     );
     const id = started.dataset!.id;
-    await carryFailures(app.pg, taken.jobs, id);
-    await adoptHistory(app.pg, 'dataset_rate', datasetId, id);
-    app.log.info({ dataset: id, previous: datasetId, by: user.username }, 'import retried');
+    await carryFailures(deps.pg, taken.jobs, id);
+    await adoptHistory(deps.pg, 'dataset_rate', datasetId, id);
+    deps.log.info({ dataset: id, previous: datasetId, by: user.username }, 'import retried');
     return {
       datasetId: id,
       state: started.dataset!.state === 'ready' ? 'ready' : 'importing',
       previousDatasetId: datasetId,
     };
   } catch (e) {
-    await restoreFailed(app, taken.row, taken.jobs, e).catch((err: unknown) =>
-      app.log.error({ err }, 'could not record the failed retry'),
+    await restoreFailed(deps, taken.row, taken.jobs, e).catch((err: unknown) =>
+      deps.log.error({ err }, 'could not record the failed retry'),
     );
     throw e;
   }
@@ -112,19 +112,19 @@ export async function retryImport(
 
 /** A retry that could not start leaves the path `failed` with the new reason. */
 async function restoreFailed(
-  app: FastifyInstance,
+  deps: ImportDeps,
   row: ImportControlRow,
   jobs: string[],
   cause: unknown,
 ): Promise<void> {
-  const again = await app.namespaceRepo.createDataset({
+  const again = await deps.namespaceRepo.createDataset({
     path: row.path,
     sourceUri: row.sourceUri,
     sizeBytes: row.sizeBytes,
     state: 'failed',
   });
   const reason = cause instanceof Error ? cause.message : String(cause);
-  await markFailed(app.pg, again.id, `retry failed: ${reason}`, row.createdBy);
-  await carryFailures(app.pg, jobs, again.id);
-  app.events.publish({ type: 'dataset', datasetId: again.id, state: 'failed' });
+  await markFailed(deps.pg, again.id, `retry failed: ${reason}`, row.createdBy);
+  await carryFailures(deps.pg, jobs, again.id);
+  deps.events.publish({ type: 'dataset', datasetId: again.id, state: 'failed' });
 }

@@ -10,9 +10,9 @@ import {
 } from '@freeloader/protocol';
 import { runDeleteJobs } from '../test/donor-jobs.js';
 import { startHarness, type Harness } from '../test/harness.js';
-import { placementCandidates, withExtraFree } from '../imports/candidates.js';
-import { planPlacement } from '../imports/choose-policy.js';
-import { planCached } from './import-policy.js';
+import { placementCandidates, withExtraFree } from '../placement/candidates.js';
+import { planPlacement } from '../placement/choose-policy.js';
+import { planCached } from '../placement/import-policy.js';
 import { trimDataset } from './trim-dataset.js';
 
 // Real PostgreSQL and the real job API: two donors of 20 MiB (90 % watermark: 36 MiB of room),

@@ -8,8 +8,8 @@ import {
   type SourceProbe,
 } from '@freeloader/protocol';
 import { withTransaction } from '../db/pool.js';
-import type { Candidate } from '../imports/candidates.js';
-import type { PolicyPlan } from '../imports/choose-policy.js';
+import type { Candidate } from '../placement/candidates.js';
+import type { PolicyPlan } from '../placement/choose-policy.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { getHashes, getPlacement, setPlacement } from '../repositories/placement.js';
 import {

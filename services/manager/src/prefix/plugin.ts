@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
-import { placementCandidates } from '../imports/candidates.js';
-import { planPlacement } from '../imports/choose-policy.js';
-import { importPayload, reserveAll } from '../imports/start-import.js';
+import { placementCandidates } from '../placement/candidates.js';
+import { planPlacement } from '../placement/choose-policy.js';
+import { importPayload, reserveAll } from '../placement/place-extents.js';
 import { recentImportSample } from '../repositories/prefix-sources.js';
 import { createCacheAdmin, type CacheAdmin } from './cache-admin.js';
 import { createClientRates, type ClientRates } from './client-rates.js';
@@ -76,12 +76,12 @@ export default fp<PrefixCachingOptions>(
     };
     app.decorate('prefixCache', prefix);
 
+    const offLoss = app.donorLoss.register('prefix-extensions', (agentId) => {
+      void prefix.extensions
+        .donorDied(agentId)
+        .catch((e: unknown) => app.log.warn({ err: e }, 'abandoning extensions failed'));
+    });
     const off = app.events.subscribe((event) => {
-      if (event.type === 'agent' && event.state === 'dead') {
-        void prefix.extensions
-          .donorDied(event.agentId)
-          .catch((e: unknown) => app.log.warn({ err: e }, 'abandoning extensions failed'));
-      }
       if (event.type !== 'dataset' || event.state !== 'ready') return;
       void learnImportRate(event.datasetId).catch((e: unknown) =>
         app.log.warn({ err: e }, 'recording an import rate failed'),
@@ -112,9 +112,13 @@ export default fp<PrefixCachingOptions>(
     }
     app.addHook('onClose', async () => {
       off();
+      offLoss();
       clearInterval(timer);
       await prefix.extensions.idle();
     });
   },
-  { name: 'prefix-caching', dependencies: ['postgres', 'placement-repo', 'namespace-repo'] },
+  {
+    name: 'prefix-caching',
+    dependencies: ['postgres', 'placement-repo', 'namespace-repo', 'donor-loss'],
+  },
 );

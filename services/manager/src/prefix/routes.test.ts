@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FreeLoaderError, MiB, type SourceProbe } from '@freeloader/protocol';
 import { startHarness, type Harness } from '../test/harness.js';
-import { planCached } from './import-policy.js';
+import { planCached } from '../placement/import-policy.js';
 import { cacheSpace } from './eviction.js';
 
 let h: Harness;

@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import {
   CAPABILITY_CLOCK_SKEW_S,
   CAPABILITY_TTL_S,
@@ -8,11 +7,21 @@ import {
   type RelocateJobPayload,
 } from '@freeloader/protocol';
 import { deleteDataset } from '../dataset-lifecycle.js';
-import { placementCandidates } from '../imports/candidates.js';
-import { probeSource } from '../imports/start-import.js';
+import { placementCandidates } from '../placement/candidates.js';
+import { probeSource } from '../placement/probe-source.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { getPlacement } from '../repositories/placement.js';
-import { planRelocation, type DatasetMove, type HeldDataset } from './plan-relocation.js';
+import {
+  committedBytesOn,
+  relocatableDatasets,
+  setQuotaMeasuringExcess,
+} from '../repositories/relocations.js';
+import {
+  planRelocation,
+  type DatasetMove,
+  type HeldDataset,
+} from '../placement/plan-relocation.js';
+import type { RelocationDeps } from './relocation-deps.js';
 
 /**
  * Moved morsels stay on the old donor this long after the commit, for readers with old maps: a
@@ -38,29 +47,19 @@ export interface RelocateCommitInfo {
  * reserved now), or, where nobody has room, datasets whose source still answers are evicted.
  */
 export async function changeAgentQuota(
-  app: FastifyInstance,
+  deps: RelocationDeps,
   agentId: string,
   quotaBytes: number,
 ): Promise<QuotaChangeResponse> {
-  const { rows } = await app.pg.query<{ excess: string }>(
-    `WITH a AS (UPDATE agents SET quota_bytes = $2 WHERE id = $1 AND NOT bandwidth_only
-                RETURNING used_bytes)
-     SELECT (SELECT used_bytes FROM a)
-          + coalesce((SELECT sum(bytes) FROM reservations WHERE agent_id = $1
-                      AND state = 'active' AND expires_at > now()), 0)
-          - coalesce((SELECT sum(total_bytes) FROM jobs WHERE agent_id = $1
-                      AND kind = 'relocate' AND state IN ('queued', 'running')), 0)
-          - $2 AS excess`,
-    [agentId, quotaBytes],
-  );
-  if (rows[0]?.excess === null || rows[0] === undefined) {
+  const row = await setQuotaMeasuringExcess(deps.pg, agentId, quotaBytes);
+  if (row?.excess === null || row === undefined) {
     throw new FreeLoaderError('VALIDATION_FAILED', 'a bandwidth-only agent has no quota');
   }
   // The call is a sighting with the new quota: a flush of the previous heartbeat must not put
   // the old quota back (placement would see space that is gone).
-  const hb = app.softState.heartbeatOf(agentId);
-  if (hb) app.softState.record(agentId, { ...hb, quotaBytes });
-  const excessBytes = Math.max(0, Number(rows[0].excess));
+  const hb = deps.softState.heartbeatOf(agentId);
+  if (hb) deps.softState.record(agentId, { ...hb, quotaBytes });
+  const excessBytes = Math.max(0, Number(row.excess));
   const result: QuotaChangeResponse = {
     quotaBytes,
     excessBytes,
@@ -70,45 +69,37 @@ export async function changeAgentQuota(
   };
   if (excessBytes === 0) return result;
 
-  const held = await heldDatasets(app, agentId);
-  const targets = (await placementCandidates(app)).filter((c) => c.id !== agentId);
+  const held = await heldDatasets(deps, agentId);
+  const targets = (await placementCandidates(deps)).filter((c) => c.id !== agentId);
   const plan = planRelocation(agentId, excessBytes, held, targets);
   let remaining = plan.remainingBytes;
   for (const move of plan.moves) {
-    const queued = await queueMove(app, agentId, move, targets);
+    const queued = await queueMove(deps, agentId, move, targets);
     if (queued) result.relocating.push(queued);
     else remaining += [...move.bytesPerTarget.values()].reduce((a, b) => a + b, 0);
   }
   for (const d of plan.unmoved) {
     if (remaining <= 0) break;
-    const bytes = await evictIfSourceAnswers(app, agentId, d);
+    const bytes = await evictIfSourceAnswers(deps, agentId, d);
     if (bytes > 0) {
       result.evicting.push({ datasetId: d.id, bytes });
       remaining -= bytes;
     }
   }
   result.unplacedBytes = Math.max(0, remaining);
-  app.log.info({ agentId, ...result, relocating: result.relocating.length }, 'quota lowered');
+  deps.log.info({ agentId, ...result, relocating: result.relocating.length }, 'quota lowered');
   return result;
 }
 
 /** Ready datasets with morsels on `agentId` and no relocation of theirs under way. */
-async function heldDatasets(app: FastifyInstance, agentId: string): Promise<HeldDataset[]> {
-  const { rows } = await app.pg.query<{ id: string; morsel_size: number; source_uri: string }>(
-    `SELECT d.id, d.morsel_size, d.source_uri FROM datasets d
-     WHERE d.state = 'ready'
-       AND EXISTS (SELECT 1 FROM placement_extents e
-                   WHERE e.dataset_id = d.id AND $1::uuid = ANY(e.donors))
-       AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.dataset_id = d.id AND j.kind = 'relocate'
-                       AND j.state IN ('queued', 'running'))`,
-    [agentId],
-  );
+async function heldDatasets(deps: RelocationDeps, agentId: string): Promise<HeldDataset[]> {
+  const rows = await relocatableDatasets(deps.pg, agentId);
   return Promise.all(
     rows.map(async (r) => ({
       id: r.id,
       morselSize: r.morsel_size,
       sourceUri: r.source_uri,
-      extents: await getPlacement(app.pg, r.id),
+      extents: await getPlacement(deps.pg, r.id),
     })),
   );
 }
@@ -119,7 +110,7 @@ async function heldDatasets(app: FastifyInstance, agentId: string): Promise<Held
  * when nothing could be reserved.
  */
 async function queueMove(
-  app: FastifyInstance,
+  deps: RelocationDeps,
   from: string,
   move: DatasetMove,
   targets: Array<{ id: string; url: string }>,
@@ -127,7 +118,7 @@ async function queueMove(
   const reservations: Record<string, string> = {};
   for (const [to, bytes] of move.bytesPerTarget) {
     try {
-      const r = await app.reservationsRepo.reserve({
+      const r = await deps.reservationsRepo.reserve({
         agentId: to,
         bytes,
         datasetId: move.datasetId,
@@ -151,7 +142,7 @@ async function queueMove(
     datasetId: move.datasetId,
     morselSize: move.morselSize,
     moves: [...byTarget].map(([to, morsels]) => ({ to, url: urls.get(to)!, morsels })),
-    writeCapability: signCapability(app.signingKeys.privateKey, {
+    writeCapability: signCapability(deps.signingKeys.privateKey, {
       ds: move.datasetId,
       ops: ['write'],
       sub: `relocation:${from}`,
@@ -164,7 +155,7 @@ async function queueMove(
     reservations,
     bytesPerTarget,
   };
-  const job = await enqueueJob(app.pg, {
+  const job = await enqueueJob(deps.pg, {
     kind: 'relocate',
     datasetId: move.datasetId,
     agentId: from,
@@ -179,21 +170,17 @@ async function queueMove(
  * imported again); returns the bytes this agent sheds, 0 when it kept the dataset.
  */
 async function evictIfSourceAnswers(
-  app: FastifyInstance,
+  deps: RelocationDeps,
   agentId: string,
   d: HeldDataset,
 ): Promise<number> {
   if (!d.sourceUri) return 0;
   try {
-    await probeSource(app, d.sourceUri);
+    await probeSource(deps, d.sourceUri);
   } catch {
     return 0;
   }
-  const { rows } = await app.pg.query<{ bytes: string }>(
-    `SELECT coalesce(sum(bytes), 0) AS bytes FROM reservations
-     WHERE agent_id = $1 AND dataset_id = $2 AND state = 'committed'`,
-    [agentId, d.id],
-  );
-  await deleteDataset(app, d.id);
-  return Number(rows[0]?.bytes ?? 0);
+  const bytes = await committedBytesOn(deps.pg, agentId, d.id);
+  await deleteDataset(deps, d.id);
+  return bytes;
 }

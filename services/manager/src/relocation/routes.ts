@@ -10,9 +10,11 @@ import {
 import { requireAgent } from '../auth/guards.js';
 import { changeAgentQuota } from './change-quota.js';
 import { abortRelocation, commitRelocation } from './commit-relocation.js';
+import type { RelocationDeps } from './relocation-deps.js';
 
 /** Quota changes from agents and the relocation jobs they cause. */
 const relocation: FastifyPluginAsyncTypebox = async (app) => {
+  const deps: RelocationDeps = app;
   app.post(
     '/agents/me/quota',
     {
@@ -24,7 +26,7 @@ const relocation: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: QuotaChangeResponse, 400: E, 401: E, 403: E, 500: E },
       },
     },
-    async (req) => changeAgentQuota(app, req.agent!.id, req.body.quotaBytes),
+    async (req) => changeAgentQuota(deps, req.agent!.id, req.body.quotaBytes),
   );
 
   app.post(
@@ -38,7 +40,7 @@ const relocation: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: RelocationCommitResponse, 400: E, 401: E, 403: E, 404: E, 409: E, 500: E },
       },
     },
-    async (req) => commitRelocation(app, req.params.id, req.agent!.id),
+    async (req) => commitRelocation(deps, req.params.id, req.agent!.id),
   );
 
   app.post(
@@ -53,7 +55,7 @@ const relocation: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req) => {
-      await abortRelocation(app, req.params.id, req.agent!.id);
+      await abortRelocation(deps, req.params.id, req.agent!.id);
       return { ok: true as const };
     },
   );

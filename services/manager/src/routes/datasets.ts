@@ -12,12 +12,15 @@ import {
   type AgentState,
 } from '@freeloader/protocol';
 import { principalOf, requireUser, requireUserOrAgent } from '../auth/guards.js';
-import { deleteDataset } from '../dataset-lifecycle.js';
-import { donorSpeeds } from '../imports/rate-estimates.js';
+import { deleteDataset, type DatasetLifecycleDeps } from '../dataset-lifecycle.js';
+import type { PlacementDeps } from '../placement/placement-deps.js';
+import { donorSpeeds } from '../placement/rate-estimates.js';
 import { throttleFields } from '../throttle-view.js';
 
 /** Dataset views, the read map (extents, donors, hashes, capability) and deletion. */
 const datasets: FastifyPluginAsyncTypebox = async (app) => {
+  const placement: PlacementDeps = app;
+  const lifecycle: DatasetLifecycleDeps = app;
   async function mustGet(id: string): Promise<DatasetView> {
     const dataset = await app.namespaceRepo.get(id);
     if (!dataset) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${id}`);
@@ -79,7 +82,7 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
       ]);
       const donorIds = [...new Set(extents.flatMap((e) => e.donors))];
       const agents = await app.agentsRepo.getMany(donorIds);
-      const { rates } = await donorSpeeds(app, donorIds, principalOf(req));
+      const { rates } = await donorSpeeds(placement, donorIds, principalOf(req));
       const donors = agents.map((a) => {
         const state: AgentState = a.revokedAt ? 'revoked' : app.softState.stateOf(a.id);
         const hb = app.softState.heartbeatOf(a.id);
@@ -124,7 +127,7 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: DatasetDeleted, 400: E, 401: E, 404: E, 500: E },
       },
     },
-    async (req) => ({ ok: true as const, ...(await deleteDataset(app, req.params.id)) }),
+    async (req) => ({ ok: true as const, ...(await deleteDataset(lifecycle, req.params.id)) }),
   );
 };
 export default datasets;

@@ -9,12 +9,14 @@ import {
 } from '@freeloader/protocol';
 import { requireUser } from '../auth/guards.js';
 import { cancelImport, retryImport } from '../imports/import-control.js';
+import type { ImportDeps } from '../imports/import-deps.js';
 import { failedAttempts } from '../repositories/failed-attempts.js';
 import { IMPORT_ERRORS } from './imports.js';
 
 /** Cancel and retry of imports (admins, or the user who started one), and failed attempts. */
 
 const importControl: FastifyPluginAsyncTypebox = async (app) => {
+  const deps: ImportDeps = app;
   app.post(
     '/datasets/:id/cancel',
     {
@@ -26,7 +28,7 @@ const importControl: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ImportControlResult, 400: E, 401: E, 403: E, 404: E, 409: E, 500: E },
       },
     },
-    async (req) => cancelImport(app, req.params.id, req.user!),
+    async (req) => cancelImport(deps, req.params.id, req.user!),
   );
 
   app.post(
@@ -40,7 +42,7 @@ const importControl: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ImportControlResult, 403: E, ...IMPORT_ERRORS },
       },
     },
-    async (req) => retryImport(app, req.params.id, req.user!),
+    async (req) => retryImport(deps, req.params.id, req.user!),
   );
 
   app.get(

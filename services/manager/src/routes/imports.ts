@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorBodySchema as E, ImportRequest, ImportResponse } from '@freeloader/protocol';
 import { principalOf, requireUser } from '../auth/guards.js';
+import type { ImportDeps } from '../imports/import-deps.js';
 import { startImport } from '../imports/start-import.js';
 
 /**
@@ -22,6 +23,7 @@ export const IMPORT_ERRORS = {
 
 /** Import a dataset by URI (or only probe and plan it with `dryRun`). */
 const imports: FastifyPluginAsyncTypebox = async (app) => {
+  const deps: ImportDeps = app;
   app.post(
     '/datasets',
     {
@@ -34,7 +36,7 @@ const imports: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req, reply) => {
-      const started = await startImport(app, req.body, principalOf(req));
+      const started = await startImport(deps, req.body, principalOf(req));
       return reply.status(started.dataset ? 201 : 200).send(started);
     },
   );

@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import { storageDonorSpace } from '../repositories/donor-space.js';
+import type { PlacementDeps } from './placement-deps.js';
 
 export interface Candidate {
   id: string;
@@ -21,20 +22,12 @@ export function throttleRank(throttle: string | undefined): number {
  * Donors an import may use: enrolled, not revoked, not bandwidth-only, live right now (stale and
  * dead donors are never chosen), with their free space as the manager's ledger sees it.
  */
-export async function placementCandidates(app: FastifyInstance): Promise<Candidate[]> {
-  const { rows } = await app.pg.query<{ id: string; url: string; free: string }>(
-    `SELECT a.id, a.url,
-            a.quota_bytes - a.used_bytes - coalesce(r.bytes, 0) AS free
-     FROM agents a
-     LEFT JOIN (SELECT agent_id, sum(bytes)::bigint AS bytes FROM reservations
-                WHERE state = 'active' AND expires_at > now() GROUP BY agent_id) r
-       ON r.agent_id = a.id
-     WHERE a.revoked_at IS NULL AND NOT a.bandwidth_only`,
-  );
+export async function placementCandidates(deps: PlacementDeps): Promise<Candidate[]> {
+  const rows = await storageDonorSpace(deps.pg);
   return rows
-    .filter((r) => app.softState.stateOf(r.id) === 'live')
+    .filter((r) => deps.softState.stateOf(r.id) === 'live')
     .map((r) => {
-      const hb = app.softState.heartbeatOf(r.id);
+      const hb = deps.softState.heartbeatOf(r.id);
       return {
         id: r.id,
         url: hb?.url ?? r.url,

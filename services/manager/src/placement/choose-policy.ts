@@ -1,4 +1,3 @@
-import type { FastifyInstance } from 'fastify';
 import {
   FreeLoaderError,
   MAX_STRIPE_WIDTH,
@@ -15,6 +14,7 @@ import {
   type AsymmetricPlan,
 } from '@freeloader/striping';
 import type { Candidate } from './candidates.js';
+import type { PlacementDeps } from './placement-deps.js';
 import {
   DEFAULT_STRIPE_WIDTH,
   planImport,
@@ -77,14 +77,14 @@ export interface PolicyPlan extends ImportPlan {
  *   NO_SPACE (the cache cannot hold it), VALIDATION_FAILED (asymmetric without a host).
  */
 export async function planPlacement(
-  app: FastifyInstance,
+  deps: PlacementDeps,
   size: number,
   req: ImportRequest,
   candidates: Candidate[],
   who: string,
 ): Promise<PolicyPlan> {
   const ids = candidates.map((c) => c.id);
-  const speeds = await donorSpeeds(app, ids, who);
+  const speeds = await donorSpeeds(deps, ids, who);
   const choice = choosePolicy(req, candidates.length, withHistory(speeds, ids).length);
   const host = choice.policy === 'asymmetric' ? hostOf(req, candidates) : undefined;
   const others = candidates.filter((c) => c.id !== host?.id);
@@ -92,7 +92,7 @@ export async function planPlacement(
   const sets = candidateSets(others, req.width ?? DEFAULT_STRIPE_WIDTH);
   for (const [i, set] of sets.entries()) {
     try {
-      return placeOn(app, size, req, set, { speeds, choice, host, ids });
+      return placeOn(deps, size, req, set, { speeds, choice, host, ids });
     } catch (e) {
       const last = i === sets.length - 1;
       if (last || !(e instanceof FreeLoaderError && e.code === 'NO_SPACE')) throw e;
@@ -111,7 +111,7 @@ interface PlacementContext {
 
 /** Place on one candidate set (plus the host, for asymmetric) with the chosen policy. */
 function placeOn(
-  app: FastifyInstance,
+  deps: PlacementDeps,
   size: number,
   req: ImportRequest,
   set: Candidate[],
@@ -120,7 +120,7 @@ function placeOn(
   const pool = byFreeSpace(set);
   const width = chooseWidth({
     requested: req.width ?? DEFAULT_STRIPE_WIDTH,
-    donors: pool.map((c) => ({ id: c.id, active: ownerActive(app.softState.heartbeatOf(c.id)) })),
+    donors: pool.map((c) => ({ id: c.id, active: ownerActive(deps.softState.heartbeatOf(c.id)) })),
     maxWidth: MAX_STRIPE_WIDTH,
   });
   const reason = width.widened

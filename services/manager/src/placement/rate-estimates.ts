@@ -1,5 +1,6 @@
-import type { FastifyInstance } from 'fastify';
 import type { AgentDiagnostics, Heartbeat } from '@freeloader/protocol';
+import { observedRates, storedProbes } from '../repositories/donor-speeds.js';
+import type { PlacementDeps } from './placement-deps.js';
 
 /** Where a donor's predicted rate came from, best first. */
 export type RateSource = 'pair' | 'history' | 'probe';
@@ -40,7 +41,7 @@ export function ownerActive(hb: Heartbeat | undefined): boolean {
  * @example const { rates } = await donorSpeeds(app, ['<agent id>'], userId); rates.get(id)?.rate
  */
 export async function donorSpeeds(
-  app: FastifyInstance,
+  deps: PlacementDeps,
   agentIds: readonly string[],
   client: string,
 ): Promise<DonorSpeeds> {
@@ -49,25 +50,10 @@ export async function donorSpeeds(
   const diagnostics = new Map<string, AgentDiagnostics>();
   if (ids.length === 0) return { rates, diagnostics };
   const [history, probes] = await Promise.all([
-    app.pg.query<{ agent_id: string; client: string; rate: number }>(
-      `SELECT agent_id, client, rate FROM donor_rates
-       WHERE agent_id = ANY($1::uuid[]) AND client IN ($2, '') AND samples > 0 AND rate > 0`,
-      [ids, client],
-    ),
-    app.pg.query<{
-      id: string;
-      disk_read_rate: number | null;
-      disk_read_cached: boolean | null;
-      download_rate: number | null;
-      upload_rate: number | null;
-      diagnosed_at: Date | null;
-    }>(
-      `SELECT id, disk_read_rate, disk_read_cached, download_rate, upload_rate, diagnosed_at
-       FROM agents WHERE id = ANY($1::uuid[]) AND diagnosed_at IS NOT NULL`,
-      [ids],
-    ),
+    observedRates(deps.pg, ids, client),
+    storedProbes(deps.pg, ids),
   ]);
-  for (const p of probes.rows) {
+  for (const p of probes) {
     diagnostics.set(p.id, {
       diskReadRate: p.disk_read_rate,
       ...(p.disk_read_cached !== null ? { diskCached: p.disk_read_cached } : {}),
@@ -77,13 +63,13 @@ export async function donorSpeeds(
     });
   }
   for (const id of ids) {
-    const fresh = app.softState.heartbeatOf(id)?.diagnostics;
+    const fresh = deps.softState.heartbeatOf(id)?.diagnostics;
     if (fresh) diagnostics.set(id, fresh);
     const upload = diagnostics.get(id)?.uploadRate;
     if (upload) rates.set(id, { rate: upload, source: 'probe' });
   }
   // Aggregate rows first, so a pair row for the same donor overrides them.
-  const rows = history.rows;
+  const rows = history;
   for (const r of [
     ...rows.filter((x) => x.client === ''),
     ...rows.filter((x) => x.client !== ''),
@@ -91,7 +77,7 @@ export async function donorSpeeds(
     rates.set(r.agent_id, { rate: r.rate, source: r.client === '' ? 'history' : 'pair' });
   }
   for (const [id, est] of rates) {
-    const cap = app.softState.heartbeatOf(id)?.rateCap;
+    const cap = deps.softState.heartbeatOf(id)?.rateCap;
     if (cap && cap > 0 && cap < est.rate) rates.set(id, { ...est, rate: cap });
   }
   return { rates, diagnostics };

@@ -1,5 +1,5 @@
 import type { Extent } from '@freeloader/protocol';
-import { throttleRank } from '../imports/candidates.js';
+import { throttleRank } from './candidates.js';
 import { chunksOf, type Reassignment } from './move-extents.js';
 
 /** A ready dataset with some of its morsels on the donor being relieved. */

@@ -1,0 +1,29 @@
+import type { Queryable } from '../db/pool.js';
+
+/** Cancel a dataset's jobs that have not started (a delete supersedes them). */
+export async function cancelQueuedJobs(db: Queryable, datasetId: string): Promise<void> {
+  await db.query(
+    `UPDATE jobs SET state = 'cancelled', updated_at = now()
+       WHERE dataset_id = $1 AND state = 'queued'`,
+    [datasetId],
+  );
+}
+
+/** Cancel a failed import's other jobs (running ones see it at their next progress report). */
+export async function cancelImportJobs(db: Queryable, datasetId: string): Promise<void> {
+  await db.query(
+    `UPDATE jobs SET state = 'cancelled', rate = 0, updated_at = now()
+       WHERE dataset_id = $1 AND kind = 'import' AND state IN ('queued', 'running')`,
+    [datasetId],
+  );
+}
+
+/** Datasets with an import job still owed by `agentId` (queued or running). */
+export async function importsOwedBy(db: Queryable, agentId: string): Promise<string[]> {
+  const { rows } = await db.query<{ dataset_id: string }>(
+    `SELECT DISTINCT dataset_id FROM jobs
+         WHERE kind = 'import' AND state IN ('queued', 'running') AND agent_id = $1 AND dataset_id IS NOT NULL`,
+    [agentId],
+  );
+  return rows.map((r) => r.dataset_id);
+}

@@ -1,0 +1,57 @@
+import type { PlacementPolicy } from '@freeloader/protocol';
+import type { Queryable } from '../db/pool.js';
+
+/**
+ * A dataset's lifecycle state, its row locked until the caller's transaction ends (imports,
+ * deletes and relocations decide on it); undefined when there is no such dataset.
+ */
+export async function lockDatasetState(
+  tx: Queryable,
+  datasetId: string,
+): Promise<string | undefined> {
+  const { rows } = await tx.query<{ state: string }>(
+    'SELECT state FROM datasets WHERE id = $1 FOR UPDATE',
+    [datasetId],
+  );
+  return rows[0]?.state;
+}
+
+/** Remove the dataset row (placement, hashes and the like cascade). */
+export async function deleteDatasetRow(db: Queryable, datasetId: string): Promise<void> {
+  await db.query('DELETE FROM datasets WHERE id = $1', [datasetId]);
+}
+
+/** The dataset waits for its delete jobs. */
+export async function markDeleting(db: Queryable, datasetId: string): Promise<void> {
+  await db.query(`UPDATE datasets SET state = 'deleting' WHERE id = $1`, [datasetId]);
+}
+
+/** Every morsel arrived: readable, caching what the import was sized for. */
+export async function markImported(db: Queryable, datasetId: string): Promise<void> {
+  await db.query(
+    `UPDATE datasets SET state = 'ready', error = NULL,
+         cached_bytes = coalesce(import_cache_bytes, size_bytes) WHERE id = $1`,
+    [datasetId],
+  );
+}
+
+/** The import failed with `reason`: nothing of it counts as cached. */
+export async function markImportFailed(
+  db: Queryable,
+  datasetId: string,
+  reason: string,
+): Promise<void> {
+  await db.query(
+    `UPDATE datasets SET state = 'failed', error = $2, cached_bytes = 0 WHERE id = $1`,
+    [datasetId, reason],
+  );
+}
+
+/** Which policy placed the dataset (shown with it, reused by a retry). */
+export async function setPlacementPolicy(
+  db: Queryable,
+  datasetId: string,
+  policy: PlacementPolicy,
+): Promise<void> {
+  await db.query('UPDATE datasets SET placement_policy = $2 WHERE id = $1', [datasetId, policy]);
+}
