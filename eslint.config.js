@@ -44,6 +44,12 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
   },
   {
+    // CommonJS configs (dependency-cruiser's) share their paths with require().
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // Protocol is the contract: it must never reach into apps or services.
     files: ['packages/**/*.ts'],
     rules: {

@@ -1,9 +1,8 @@
-import type { FastifyInstance } from 'fastify';
 import type pg from 'pg';
 import { FreeLoaderError, type JobView } from '@freeloader/protocol';
 import { withTransaction, type Queryable } from './db/pool.js';
 import type { EventBus } from './events.js';
-import { completeImport, failImport } from './imports/import-outcome.js';
+import { completeImport, failImport, type ImportOutcomeDeps } from './imports/import-outcome.js';
 import { cancelQueuedJobs } from './repositories/dataset-jobs.js';
 import { deleteDatasetRow, lockDatasetState, markDeleting } from './repositories/datasets.js';
 import { unrevokedAgents } from './repositories/donor-rows.js';
@@ -11,7 +10,10 @@ import { enqueueJob } from './repositories/jobs.js';
 import { donorsOfDataset } from './repositories/placement.js';
 import type { ReservationsRepo } from './repositories/reservations.js';
 import { abandonExtensionIn } from './prefix/abandon-extension.js';
+import type { ExtensionSettleDeps } from './prefix/deps.js';
 import { isExtensionJob, onExtensionJobFinished } from './prefix/extend-prefix.js';
+import type { JobsRepo } from './repositories/jobs.js';
+import type { NamespaceRepo } from './repositories/namespace.js';
 
 /** What deleting a dataset touches; the app satisfies it. */
 export interface DatasetLifecycleDeps {
@@ -84,31 +86,39 @@ async function releaseDeletedOn(
   });
 }
 
+/** What settling a finished job touches: deletes, import outcomes, extensions; the app satisfies it. */
+export type JobFinishedDeps = DatasetLifecycleDeps &
+  ImportOutcomeDeps &
+  ExtensionSettleDeps & {
+    jobsRepo: Pick<JobsRepo, 'unfinished'>;
+    namespaceRepo: Pick<NamespaceRepo, 'get'>;
+  };
+
 /**
  * Consequences of a finished job for its dataset: the last delete job removes the dataset; a
  * failed import fails it; the last successful import makes it ready.
  */
-export async function onJobFinished(app: FastifyInstance, job: JobView): Promise<void> {
+export async function onJobFinished(deps: JobFinishedDeps, job: JobView): Promise<void> {
   const datasetId = job.datasetId;
   if (!datasetId) return;
   if (job.kind === 'delete') {
-    if (job.state === 'done' && job.agentId) await releaseDeletedOn(app, datasetId, job.agentId);
-    if ((await app.jobsRepo.unfinished(datasetId, 'delete')) > 0) return;
-    const gone = await withTransaction(app.pg, async (tx) => {
+    if (job.state === 'done' && job.agentId) await releaseDeletedOn(deps, datasetId, job.agentId);
+    if ((await deps.jobsRepo.unfinished(datasetId, 'delete')) > 0) return;
+    const gone = await withTransaction(deps.pg, async (tx) => {
       if ((await lockDatasetState(tx, datasetId)) !== 'deleting') return false;
-      await finalize(app, tx, datasetId);
+      await finalize(deps, tx, datasetId);
       return true;
     });
-    if (gone) app.events.publish({ type: 'dataset', datasetId, state: 'deleted' });
+    if (gone) deps.events.publish({ type: 'dataset', datasetId, state: 'deleted' });
     return;
   }
   if (job.kind !== 'import') return;
-  if (isExtensionJob(job)) return onExtensionJobFinished(app, job);
-  const dataset = await app.namespaceRepo.get(datasetId);
+  if (isExtensionJob(job)) return onExtensionJobFinished(deps, job);
+  const dataset = await deps.namespaceRepo.get(datasetId);
   if (!dataset || dataset.state !== 'importing') return;
   if (job.state === 'failed') {
-    await failImport(app, datasetId, job.error ?? 'import failed', job);
-  } else if ((await app.jobsRepo.unfinished(datasetId, 'import')) === 0) {
-    await completeImport(app, dataset);
+    await failImport(deps, datasetId, job.error ?? 'import failed', job);
+  } else if ((await deps.jobsRepo.unfinished(datasetId, 'import')) === 0) {
+    await completeImport(deps, dataset);
   }
 }

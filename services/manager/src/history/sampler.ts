@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type pg from 'pg';
+import type { SoftState } from '../soft-state.js';
 import {
   compactHistory,
   donorsToSample,
@@ -15,6 +16,12 @@ export const DEFAULT_RETENTION: Retention = {
   keepS: 30 * 24 * 3600,
 };
 
+/** What sampling reads: the database and soft state (the app satisfies it). */
+export interface SamplerDeps {
+  pg: pg.Pool;
+  softState: Pick<SoftState, 'stateOf' | 'heartbeatOf'>;
+}
+
 /**
  * One sample of everything the console charts: per donor its used bytes (the manager's
  * ledger), serving rate and liveness (1 live, else 0) from soft state; per importing dataset
@@ -22,22 +29,22 @@ export const DEFAULT_RETENTION: Retention = {
  *
  * @example const samples = await takeSamples(app, 30) // [{ series: 'donor_used', subject, value }, …]
  */
-export async function takeSamples(app: FastifyInstance, intervalS: number): Promise<Sample[]> {
+export async function takeSamples(deps: SamplerDeps, intervalS: number): Promise<Sample[]> {
   const samples: Sample[] = [];
-  for (const d of await donorsToSample(app.pg)) {
-    const live = app.softState.stateOf(d.id) === 'live';
+  for (const d of await donorsToSample(deps.pg)) {
+    const live = deps.softState.stateOf(d.id) === 'live';
     samples.push(
       { series: 'donor_used', subject: d.id, value: d.used },
       {
         series: 'donor_serving',
         subject: d.id,
-        value: live ? (app.softState.heartbeatOf(d.id)?.servingRate ?? 0) : 0,
+        value: live ? (deps.softState.heartbeatOf(d.id)?.servingRate ?? 0) : 0,
       },
       { series: 'donor_up', subject: d.id, value: live ? 1 : 0 },
     );
   }
   let total = 0;
-  for (const r of await importRates(app.pg, 2 * intervalS)) {
+  for (const r of await importRates(deps.pg, 2 * intervalS)) {
     samples.push({ series: 'dataset_rate', subject: r.datasetId, value: r.rate });
     total += r.rate;
   }
@@ -55,7 +62,7 @@ export class HistorySampler {
   private lastCompactMs = 0;
 
   constructor(
-    private readonly app: FastifyInstance,
+    private readonly deps: SamplerDeps,
     readonly intervalS: number,
     private readonly retention: Retention = DEFAULT_RETENTION,
   ) {}
@@ -68,10 +75,10 @@ export class HistorySampler {
   }
 
   private async sample(): Promise<void> {
-    await insertSamples(this.app.pg, await takeSamples(this.app, this.intervalS));
+    await insertSamples(this.deps.pg, await takeSamples(this.deps, this.intervalS));
     if (Date.now() - this.lastCompactMs >= 60_000) {
       this.lastCompactMs = Date.now();
-      await compactHistory(this.app.pg, this.retention);
+      await compactHistory(this.deps.pg, this.retention);
     }
   }
 

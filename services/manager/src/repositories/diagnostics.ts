@@ -1,5 +1,5 @@
-import type { FastifyInstance } from 'fastify';
 import type { AgentDiagnostics } from '@freeloader/protocol';
+import type { Queryable } from '../db/pool.js';
 
 /**
  * Keep an agent's join-time probe on its row (placement reads it when the agent's heartbeat is
@@ -7,13 +7,13 @@ import type { AgentDiagnostics } from '@freeloader/protocol';
  * repeat it in every heartbeat, and `previous` is what the last one carried.
  */
 export async function saveDiagnostics(
-  app: FastifyInstance,
+  db: Queryable,
   agentId: string,
   previous: AgentDiagnostics | undefined,
   next: AgentDiagnostics | undefined,
 ): Promise<void> {
   if (!next || previous?.measuredAt === next.measuredAt) return;
-  await app.pg.query(
+  await db.query(
     `UPDATE agents SET disk_read_rate = $2, disk_read_cached = $3, download_rate = $4,
                        upload_rate = $5, diagnosed_at = $6
      WHERE id = $1`,

@@ -82,7 +82,7 @@ const agents: FastifyPluginAsyncTypebox = async (app) => {
       const previousUrl = app.softState.heartbeatOf(agentId)?.url;
       const previousProbe = app.softState.heartbeatOf(agentId)?.diagnostics;
       app.softState.record(agentId, req.body);
-      await saveDiagnostics(app, agentId, previousProbe, req.body.diagnostics);
+      await saveDiagnostics(app.pg, agentId, previousProbe, req.body.diagnostics);
       if (req.body.url && req.body.url !== previousUrl) {
         await app.agentsRepo.updateUrl(agentId, req.body.url);
       }
