@@ -5,11 +5,12 @@ import {
   morselLength,
   type DatasetMap,
 } from '@freeloader/protocol';
-import { DonorPools } from './donor-pool.js';
+import { DONOR_STALL_TIMEOUT_MS, DonorPools } from './donor-pool.js';
 import { HashPool, type SharedMemory } from './hash-pool.js';
 import { MorselLocator, placeNodes } from './morsel-locator.js';
 import { MorselSlab } from './morsel-slab.js';
 import { Semaphore } from './semaphore.js';
+import { STALL_LATENCY_FACTOR, StallWatch, SWEEP_INTERVAL_MS } from './stall-watch.js';
 import { SuffixReader } from './suffix-reader.js';
 
 export interface ReaderOptions {
@@ -24,6 +25,10 @@ export interface ReaderOptions {
   hashes?: HashPool;
   /** Morsel buffers (slots) this reader may hold at once: bounds its memory. */
   slabSlots?: number;
+  /** Donors an earlier reader of the same read dropped for stalling (the mount's map refresh). */
+  dropped?: Iterable<string>;
+  /** Told once when a donor is dropped for the rest of the read (it stalled repeatedly). */
+  onDonorDropped?: (donorId: string, error: FreeLoaderError) => void;
 }
 
 /** Morsels read ahead per donor beyond the one in flight (window sizing). */
@@ -54,6 +59,9 @@ export interface DonorRate {
  * access (the mount); `morsels()` streams in order with a bounded window (the `get` command).
  * A donor that fails is reported, demoted for the rest of the read, and the morsel is fetched from
  * another copy or, last, from the source by Range — so the bytes are right or the read fails loudly.
+ * Donors the map does not call live are not contacted at all; a donor whose head-of-line morsel
+ * waits far longer than its recent latency ({@link StallWatch}, checked by one periodic sweep)
+ * has its outstanding morsels re-requested elsewhere, and after repeated stalls is dropped.
  */
 export class DatasetReader {
   readonly count: number;
@@ -69,6 +77,9 @@ export class DatasetReader {
   private readonly suffix: SuffixReader | undefined;
   /** Decides, per morsel, between donor copies, a patching node and the source. */
   private readonly locator: MorselLocator;
+  /** Per-donor latency and stalls; swept every SWEEP_INTERVAL_MS while requests are out. */
+  private readonly stalls = new StallWatch(DONOR_STALL_TIMEOUT_MS);
+  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
     readonly map: DatasetMap,
@@ -81,7 +92,8 @@ export class DatasetReader {
     this.ownHashes = !opts.hashes;
     this.hashes = opts.hashes ?? new HashPool();
     this.suffix = map.suffix ? new SuffixReader(map, map.suffix) : undefined;
-    this.locator = new MorselLocator(map, this.suffix);
+    this.locator = new MorselLocator(map, this.suffix, { sourceBacked: !!opts.fromSource });
+    for (const d of opts.dropped ?? []) this.locator.drop(d);
     this.slab = new MorselSlab(opts.slabSlots ?? this.defaultWindow() + 8, map.dataset.morselSize);
   }
 
@@ -225,9 +237,13 @@ export class DatasetReader {
       return this.suffix!.readVerified(index, length, expected, target, hash, signal);
     }
     let lastError: FreeLoaderError | undefined;
-    for (const donor of place.kind === 'donors' ? place.copies : []) {
+    const copies = place.kind === 'donors' ? place.copies : [];
+    for (const [i, donor] of copies.entries()) {
       try {
-        const data = await this.fromDonor(donor, id, index, length, target);
+        // A donor dropped while this morsel waited for it is skipped while another route is left.
+        const skippable = !!this.opts.fromSource || i < copies.length - 1;
+        const data = await this.fromDonor(donor, id, index, length, target, skippable);
+        if (!data) continue;
         if ((await hash()) !== expected) {
           throw new FreeLoaderError(
             'HASH_MISMATCH',
@@ -268,12 +284,25 @@ export class DatasetReader {
     return this.locator.readOrder(this.count);
   }
 
+  /** Donors dropped for the rest of the read because they stalled repeatedly. */
+  droppedDonors(): string[] {
+    return this.locator.droppedDonors();
+  }
+
+  /** TCP connection attempts this reader's pools made to `donor` (by id). */
+  connectionAttempts(donor: string): number {
+    const url = this.donorUrl.get(donor);
+    return url ? this.pools.connectionAttempts(url) : 0;
+  }
+
   /** Observed per-donor delivery (for rate reports to the manager). */
   donorRates(): Map<string, DonorRate> {
     return new Map([...this.rates].map(([id, r]) => [id, { bytes: r.bytes, busyMs: r.busyMs }]));
   }
 
   async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
     if (this.ownPools) await this.pools.close();
     if (this.ownHashes) await this.hashes.close();
     await this.suffix?.close();
@@ -285,11 +314,19 @@ export class DatasetReader {
     index: number,
     length: number,
     target: Buffer,
-  ): Promise<Buffer> {
+    skippable: boolean,
+  ): Promise<Buffer | null> {
     const slot = this.slot(donor);
     await slot.acquire();
+    if (skippable && this.locator.isDropped(donor)) {
+      slot.release();
+      return null;
+    }
     const rate = this.rateOf(donor);
     if (rate.inFlight++ === 0) rate.since = performance.now();
+    this.stalls.started(donor, performance.now());
+    this.sweeper ??= setInterval(() => this.sweep(), SWEEP_INTERVAL_MS).unref();
+    let ok = false;
     try {
       const data = await this.pools.getMorsel(
         this.donorUrl.get(donor)!,
@@ -300,10 +337,38 @@ export class DatasetReader {
         target,
       );
       rate.bytes += data.length;
+      ok = true;
       return data;
     } finally {
-      if (--rate.inFlight === 0) rate.busyMs += performance.now() - rate.since;
+      const now = performance.now();
+      this.stalls.finished(donor, now, ok);
+      if (--rate.inFlight === 0) rate.busyMs += now - rate.since;
       slot.release();
+    }
+  }
+
+  /**
+   * Re-route the morsels of every donor whose head-of-line morsel stalled: its requests fail with
+   * TIMEOUT (each goes to the next copy or the source; a late answer is discarded unread, since it
+   * would land in a slot the re-request now fills), and a donor that stalls again is dropped.
+   */
+  private sweep(): void {
+    if (!this.stalls.busy) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+      return;
+    }
+    const now = performance.now();
+    for (const donor of this.stalls.stalled(now)) {
+      const limit = this.stalls.thresholdMs(donor);
+      const error = new FreeLoaderError(
+        'TIMEOUT',
+        `donor ${donor} stalled: a morsel outstanding over ${Math.round(limit)} ms ` +
+          `(${STALL_LATENCY_FACTOR}× its recent p90 latency, or the floor)`,
+      );
+      const dropped = this.locator.stalled(donor);
+      this.pools.abandon(this.donorUrl.get(donor)!, error);
+      if (dropped) this.opts.onDonorDropped?.(donor, error);
     }
   }
 

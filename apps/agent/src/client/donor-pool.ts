@@ -15,6 +15,11 @@ export const DONOR_STALL_TIMEOUT_MS = 10_000;
  */
 class DonorLanes {
   private conns: MorselConnection[] = [];
+  /** TCP connection attempts to this donor so far. */
+  connects = 0;
+  private readonly counted = (): void => {
+    this.connects++;
+  };
 
   constructor(
     private readonly url: URL,
@@ -31,14 +36,14 @@ class DonorLanes {
     if (!conn || (conn.inFlight > 0 && this.conns.length < this.size)) {
       const port = Number(this.url.port || (this.url.protocol === 'https:' ? 443 : 80));
       const host = this.url.hostname.replace(/^\[|\]$/g, '');
-      conn = new MorselConnection(host, port, this.url.host, this.stallMs);
+      conn = new MorselConnection(host, port, this.url.host, this.stallMs, this.counted);
       this.conns.push(conn);
     }
     return conn.get(path, auth, target);
   }
 
-  destroy(): void {
-    for (const c of this.conns) c.destroy();
+  destroy(error?: Error): void {
+    for (const c of this.conns) c.destroy(error);
     this.conns = [];
   }
 }
@@ -98,6 +103,23 @@ export class DonorPools {
       );
     }
     return target.subarray(0, length);
+  }
+
+  /**
+   * TCP connection attempts made to the donor at `donorUrl` by morsel GETs of this pool: how a
+   * read shows it never contacted a donor it should route around.
+   */
+  connectionAttempts(donorUrl: string): number {
+    return this.byDonor.get(donorUrl)?.connects ?? 0;
+  }
+
+  /**
+   * Give up on every morsel GET outstanding on `donorUrl` (it stalled): its connections close and
+   * each request fails with `error`, so its reader asks another copy or the source; an answer
+   * arriving later is never read. The next GET opens a new connection.
+   */
+  abandon(donorUrl: string, error: Error): void {
+    this.byDonor.get(donorUrl)?.destroy(error);
   }
 
   private lanes(donorUrl: string): DonorLanes {

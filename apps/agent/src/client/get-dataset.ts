@@ -21,6 +21,8 @@ export interface GetOptions {
   /** The map the read uses, once it arrived (its donors say which are throttled, and why). */
   onMap?: (map: DatasetMap) => void;
   onDonorFailure?: (donorId: string, error: FreeLoaderError) => void;
+  /** Told once per donor dropped for the rest of the read (it stalled repeatedly). */
+  onDonorDropped?: (donorId: string, error: FreeLoaderError) => void;
   /** Morsels buffered or in flight for stream output (default: `reader.defaultWindow()`). */
   window?: number;
 }
@@ -32,6 +34,13 @@ export interface GetSummary {
   donorFailures: number;
   /** What each donor delivered to this read (bytes, and wall time it had requests in flight). */
   donors: Map<string, DonorRate>;
+  /** Donors dropped for the rest of the read because they stalled repeatedly. */
+  dropped: string[];
+  /**
+   * TCP connection attempts the read made to each donor of the map: 0 for a donor the map does
+   * not call live, which is routed around without being contacted.
+   */
+  connectionAttempts: Map<string, number>;
   /** From the start of the read to the first verified morsel (seconds). */
   firstMorselSeconds: number;
   /**
@@ -64,11 +73,13 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
       failed.push({ donor, error: error.code });
       opts.onDonorFailure?.(donor, error);
     },
+    ...(opts.onDonorDropped ? { onDonorDropped: opts.onDonorDropped } : {}),
   });
   const started = performance.now();
   const cpuAtStart = process.cpuUsage();
   let bytes = 0;
   let firstAt = 0;
+  const connectionAttempts = new Map<string, number>();
   try {
     const progress = (n: number): void => {
       if (bytes === 0) firstAt = performance.now();
@@ -97,6 +108,8 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
       }
     }
   } finally {
+    // Counted before close(): closing the reader's own pools forgets them.
+    for (const d of map.donors) connectionAttempts.set(d.id, reader.connectionAttempts(d.id));
     await reader.close();
     await hashes.close();
     await fallback.close();
@@ -111,6 +124,8 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
     seconds,
     donorFailures,
     donors,
+    dropped: reader.droppedDonors(),
+    connectionAttempts,
     firstMorselSeconds: (firstAt - started) / 1000,
     cpuSeconds: { user: cpu.user / 1e6, system: cpu.system / 1e6 },
   };

@@ -48,6 +48,8 @@ export class MorselConnection {
     private readonly port: number,
     private readonly hostHeader: string,
     private readonly stallMs: number,
+    /** Told before each TCP connection attempt (the reader counts them per donor). */
+    private readonly onConnect?: () => void,
   ) {}
 
   /** Requests on the wire, answered or not yet. */
@@ -78,9 +80,10 @@ export class MorselConnection {
     });
   }
 
-  destroy(): void {
+  /** Close the connection; every request on it fails with `error` (a late answer is never read). */
+  destroy(error?: Error): void {
     this.closed = true;
-    this.fail(new FreeLoaderError('UNAVAILABLE', 'connection closed by the client'));
+    this.fail(error ?? new FreeLoaderError('UNAVAILABLE', 'connection closed by the client'));
   }
 
   private armStallTimer(): void {
@@ -98,6 +101,7 @@ export class MorselConnection {
     // Handlers act only while their socket is the current one: a socket replaced after a
     // failure must not fail the requests its successor carries.
     // While a 200 body is arriving, reads land straight in the caller's slot (no copy).
+    this.onConnect?.();
     const socket = connectDirect({
       host: this.host,
       port: this.port,

@@ -99,6 +99,45 @@ describe('MorselLocator.locate', () => {
   });
 });
 
+describe('MorselLocator with a source behind it', () => {
+  const locate = (mapDonors: Donor[], index = 2, setup?: (l: MorselLocator) => void) => {
+    const locator = new MorselLocator({ extents: twoCopies, donors: mapDonors }, undefined, {
+      sourceBacked: true,
+    });
+    setup?.(locator);
+    return locator.locate(index);
+  };
+
+  it.each<[string, Donor[], MorselPlace]>([
+    ['a stale copy is never offered', [live(A), live(B, { state: 'stale' })], donors(A)],
+    ['a dead copy is never offered', [live(A, { state: 'dead' }), live(B)], donors(B)],
+    ['no live copy: the source at once', [live(A, { state: 'dead' })], { kind: 'source' }],
+  ])('%s', (_, mapDonors, want) => expect(locate(mapDonors)).toEqual(want));
+
+  it('drops a donor after its second stall, and not before', () => {
+    const locator = new MorselLocator(
+      { extents: twoCopies, donors: [live(A), live(B)] },
+      undefined,
+      {
+        sourceBacked: true,
+      },
+    );
+    expect(locator.stalled(A)).toBe(false);
+    expect(locator.locate(2)).toEqual(donors(A, B));
+    expect(locator.stalled(A)).toBe(true);
+    expect(locator.isDropped(A)).toBe(true);
+    expect(locator.locate(2)).toEqual(donors(B));
+    expect(locator.stalled(A)).toBe(false); // reported dropped once
+    expect(locator.droppedDonors()).toEqual([A]);
+  });
+
+  it('keeps a dropped donor as the last resort when no source backs the read', () => {
+    const locator = new MorselLocator({ extents: twoCopies, donors: [live(A), live(B)] });
+    locator.drop(A);
+    expect(locator.locate(2)).toEqual(donors(B, A));
+  });
+});
+
 describe('MorselLocator.readOrder', () => {
   it.each<[string, PatchedSuffix | undefined, number[]]>([
     ['index order without a suffix', undefined, [0, 1, 2, 3, 4, 5, 6, 7]],

@@ -1,5 +1,6 @@
 import { donorsOfMorsel, type DatasetMap } from '@freeloader/protocol';
 import { slowness } from './prefer-fast.js';
+import { STALLS_TO_DROP } from './stall-watch.js';
 
 /**
  * Where to read one morsel from:
@@ -21,12 +22,24 @@ export interface PatchedSuffix {
   arrivalOrder(indices: readonly number[]): number[];
 }
 
+/** How a read may route around donors. */
+export interface LocatorOptions {
+  /**
+   * The dataset has a source to fall back to. Then a donor the map does not call live (dead,
+   * stale/offline) or one dropped for stalling is never offered: its morsels go to the next copy
+   * or the source at once, without a connection attempt. Without a source such donors stay as
+   * the last resort (the only route left may be a donor the manager briefly lost touch with).
+   */
+  sourceBacked?: boolean;
+}
+
 /**
  * The one place a read decides where each morsel comes from, so adding places (more copies per
  * morsel, repair, other tiers) changes this file and not the reader. Copies are ranked by
- * health: usable (live) donors first, then fewest failures in this read, then unthrottled, then
- * the faster copy by the manager's predicted rate ({@link slowness}). Donors the map gives no
- * address for are never offered.
+ * health: usable (live, not dropped) donors first, then fewest failures in this read, then
+ * unthrottled, then the faster copy by the manager's predicted rate ({@link slowness}). Donors
+ * the map gives no address for are never offered, nor, when the source backs the read, donors
+ * that are not live or were dropped for stalling.
  *
  * @example
  *   // Two full copies of 4 morsels: copy 0 on A, copy 1 on B; suffix 4…8 patched by P and Q.
@@ -46,10 +59,15 @@ export class MorselLocator {
   /** Delivery rate the manager predicts for each donor to this client (bytes/s), when known. */
   private readonly predicted = new Map<string, number>();
   private readonly failures = new Map<string, number>();
+  /** Stalls seen per donor in this read ({@link stalled}). */
+  private readonly stalls = new Map<string, number>();
+  /** Donors that stalled STALLS_TO_DROP times: out for the rest of the read. */
+  private readonly dropped = new Set<string>();
 
   constructor(
     private readonly map: Pick<DatasetMap, 'extents' | 'donors'>,
     private readonly suffix?: PatchedSuffix,
+    private readonly opts: LocatorOptions = {},
   ) {
     for (const d of map.donors) {
       this.known.add(d.id);
@@ -64,17 +82,51 @@ export class MorselLocator {
     if (this.suffix?.covers(index)) return { kind: 'patching', node: this.suffix.nodeOf(index) };
     const all = donorsOfMorsel(this.map.extents, index);
     const score = (d: string): number =>
-      (this.usable.has(d) ? 0 : 1000) +
+      (this.contactable(d) ? 0 : 1000) +
       (this.failures.get(d) ?? 0) +
       (this.throttled.has(d) ? 0.5 : 0) +
       slowness(d, all, this.predicted);
-    const copies = all.filter((d) => this.known.has(d)).sort((a, b) => score(a) - score(b));
+    const copies = all
+      .filter((d) => this.known.has(d) && (!this.opts.sourceBacked || this.contactable(d)))
+      .sort((a, b) => score(a) - score(b));
     return copies.length > 0 ? { kind: 'donors', copies } : { kind: 'source' };
   }
 
   /** A donor failed a request (dead, stalled, bad hash): it goes behind healthier copies. */
   failed(donor: string): void {
     this.failures.set(donor, (this.failures.get(donor) ?? 0) + 1);
+  }
+
+  /**
+   * `donor` stalled (a morsel outstanding far longer than its recent latency); returns true when
+   * that makes it dropped: STALLS_TO_DROP stalls and it is out for the rest of the read.
+   */
+  stalled(donor: string): boolean {
+    const n = (this.stalls.get(donor) ?? 0) + 1;
+    this.stalls.set(donor, n);
+    if (n < STALLS_TO_DROP || this.dropped.has(donor)) return false;
+    this.dropped.add(donor);
+    return true;
+  }
+
+  /** Drop `donor` for the rest of the read (a stalling donor, or one a previous read dropped). */
+  drop(donor: string): void {
+    this.stalls.set(donor, Math.max(this.stalls.get(donor) ?? 0, STALLS_TO_DROP));
+    this.dropped.add(donor);
+  }
+
+  isDropped(donor: string): boolean {
+    return this.dropped.has(donor);
+  }
+
+  /** Donors dropped for stalling, in the order they were dropped. */
+  droppedDonors(): string[] {
+    return [...this.dropped];
+  }
+
+  /** Live in the map and not dropped: a donor worth a connection. */
+  private contactable(donor: string): boolean {
+    return this.usable.has(donor) && !this.dropped.has(donor);
   }
 
   /**

@@ -132,7 +132,10 @@ export class DatasetSession {
   }
 
   private newReader(map: DatasetMap): DatasetReader {
+    // A donor dropped for stalling stays dropped for the rest of the session, across refreshes.
+    const dropped = this.reader?.droppedDonors() ?? [];
     return new DatasetReader(map, {
+      dropped,
       pools: this.deps.pools,
       ...(this.deps.hashes ? { hashes: this.deps.hashes } : {}),
       ...(this.deps.perDonorInFlight ? { perDonorInFlight: this.deps.perDonorInFlight } : {}),
@@ -140,6 +143,9 @@ export class DatasetSession {
       onDonorFailure: (donor, error) => {
         this.failures.push({ donor, error: error.code });
         this.deps.log?.(`donor ${donor}: ${error.message} (reading elsewhere)`);
+      },
+      onDonorDropped: (donor, error) => {
+        this.deps.log?.(`donor ${donor} dropped for the rest of the read: ${error.message}`);
       },
     });
   }
