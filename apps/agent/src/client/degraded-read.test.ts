@@ -1,0 +1,135 @@
+import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MiB, type DatasetMap } from '@freeloader/protocol';
+import { startTestServer, type TestServer } from '@freeloader/sources/testing';
+import { waitFor, waitForAgentState } from '../test/cluster-harness.js';
+import { sha256Hex, startDataCluster, type DataCluster } from '../test/data-cluster.js';
+import { getDataset, type GetSummary } from './get-dataset.js';
+
+// Degraded reads against real agent processes (issue 15): a donor the manager no longer calls
+// live is routed around without a connection attempt, and a frozen donor is dropped mid-read.
+// Every output is compared with the source's SHA-256; nothing here asserts a duration.
+let c: DataCluster;
+const servers: TestServer[] = [];
+
+beforeAll(async () => {
+  c = await startDataCluster(4, '64MiB');
+}, 180_000);
+
+afterAll(async () => {
+  for (const a of c?.agents ?? []) a.child.kill('SIGCONT');
+  await Promise.all(servers.map((s) => s.close()));
+  await c?.close();
+});
+
+async function importDataset(name: string, size: number, seed: number) {
+  // A donor thawed by the previous test is live again before the next import places morsels.
+  const running = c.agents.filter((a) => a.child.exitCode === null && a.child.signalCode === null);
+  await Promise.all(running.map((a) => waitForAgentState(c.tm, a.agentId, 'live')));
+  const src = await startTestServer({ size, seed });
+  servers.push(src);
+  const d = await c.importAndWait({ uri: src.url, name, width: 4 });
+  expect(d.state).toBe('ready');
+  return { src, id: d.id };
+}
+
+/** `get` into a file (the per-donor unordered path); `onBytes` sees progress. */
+async function getToFile(
+  dataset: string,
+  onBytes?: (done: number) => void,
+): Promise<GetSummary & { sha256: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'fl-degraded-'));
+  const path = join(dir, 'out.bin');
+  const fh = await open(path, 'w');
+  try {
+    const summary = await getDataset({
+      manager: c.tm.admin,
+      dataset,
+      sink: fh,
+      ...(onBytes ? { onProgress: onBytes } : {}),
+    });
+    await fh.close();
+    return { ...summary, sha256: sha256Hex(await readFile(path)) };
+  } finally {
+    await fh.close().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe('a frozen donor (SIGSTOP) mid-read', () => {
+  it('is dropped by an in-order get, which completes byte-identical', async () => {
+    const { src, id } = await importDataset('deg/frozen-stream.bin', 40 * MiB, 31);
+    const victim = c.agents[1]!;
+    let frozen = false;
+    try {
+      const out = await c.get(id, {
+        onMorsel: (n) => {
+          if (n === 4 && !frozen) {
+            frozen = true;
+            victim.child.kill('SIGSTOP');
+          }
+        },
+      });
+      expect(frozen).toBe(true);
+      expect(out.bytes).toBe(40 * MiB);
+      expect(out.sha256).toBe(sha256Hex(src.content));
+      expect(out.dropped).toEqual([victim.agentId]);
+    } finally {
+      victim.child.kill('SIGCONT');
+    }
+  }, 120_000);
+
+  it('is dropped by a get into a file, which completes byte-identical', async () => {
+    const { src, id } = await importDataset('deg/frozen-file.bin', 40 * MiB, 32);
+    const victim = c.agents[2]!;
+    let frozen = false;
+    try {
+      const out = await getToFile(id, (done) => {
+        if (done >= 4 * MiB && !frozen) {
+          frozen = true;
+          victim.child.kill('SIGSTOP');
+        }
+      });
+      expect(frozen).toBe(true);
+      expect(out.sha256).toBe(sha256Hex(src.content));
+      expect(out.dropped).toEqual([victim.agentId]);
+    } finally {
+      victim.child.kill('SIGCONT');
+    }
+  }, 120_000);
+});
+
+describe('a killed donor', () => {
+  it('is never contacted once the map says it is not live', async () => {
+    const { src, id } = await importDataset('deg/killed.bin', 16 * MiB, 33);
+    const victim = c.agents[0]!;
+    const before = await c.tm.admin.request<DatasetMap>('GET', `/datasets/${id}/map`);
+    expect(before.extents.some((e) => e.donors.includes(victim.agentId))).toBe(true);
+    await victim.stop('SIGKILL');
+    await waitFor(
+      `the map to call ${victim.agentId} not live`,
+      async () => {
+        const map = await c.tm.admin.request<DatasetMap>('GET', `/datasets/${id}/map`);
+        const entry = map.donors.find((d) => d.id === victim.agentId);
+        return entry && entry.state !== 'live' ? true : undefined;
+      },
+      60_000,
+      200,
+    );
+
+    const streamed = await c.get(id);
+    expect(streamed.sha256).toBe(sha256Hex(src.content));
+    expect(streamed.connectionAttempts.get(victim.agentId)).toBe(0);
+    expect(streamed.donorFailures).toBe(0);
+
+    const filed = await getToFile(id);
+    expect(filed.sha256).toBe(sha256Hex(src.content));
+    expect(filed.connectionAttempts.get(victim.agentId)).toBe(0);
+    expect(filed.donorFailures).toBe(0);
+    // The live donors were read (and counted) meanwhile: the counter works.
+    const others = c.agents.slice(1).map((a) => filed.connectionAttempts.get(a.agentId) ?? 0);
+    expect(others.some((n) => n > 0)).toBe(true);
+  }, 120_000);
+});
