@@ -48,6 +48,10 @@ export function registerGet(program: Command): void {
             },
             onDonorFailure: (donor, err) =>
               console.error(`\nwarning: donor ${donor}: ${err.message} (retrying elsewhere)`),
+            onDonorDropped: (donor, err) =>
+              console.error(
+                `\nwarning: donor ${donor} dropped for the rest of the read: ${err.message}`,
+              ),
           });
           bar?.update(summary.bytes, undefined, true);
           bar?.done();
