@@ -8,7 +8,14 @@ import { ensurePrerequisites } from './lib/prereqs.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** Calibration first, then baselines, then FreeLoader; others after, by file name. */
-const ORDER = ['link-goodput', 'loopback-nginx', 'baselines-stripe', 'stripe-width', 'mount-lan'];
+const ORDER = [
+  'link-goodput',
+  'loopback-nginx',
+  'baselines-stripe',
+  'stripe-width',
+  'mount-lan',
+  'degraded-read',
+];
 
 /**
  * @param {string[]} argv

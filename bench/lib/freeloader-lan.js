@@ -14,6 +14,8 @@ const AGENT_PORT = 7500;
  * @property {string} cliHome FREELOADER_HOME of the signed-in admin CLI on the client
  * @property {string} managerLog
  * @property {string[]} agentLogs one per donor, in tb.donors order
+ * @property {Array<{ child: import('node:child_process').ChildProcess, exited: Promise<number | string> }>} agents
+ *   the agent processes, in tb.donors order (to freeze or kill one mid-read)
  * @property {(args: string[], timeoutMs?: number) => Promise<import('./sh.js').RunResult>} cli
  *   run `freeloader <args> --manager <url>` as the admin on the client host
  */
@@ -96,7 +98,14 @@ export async function startFreeLoaderLan(tb, opts) {
     tb.donors.length,
     agents.map((a) => a.logPath),
   );
-  return { url, cliHome, managerLog: mgr.logPath, agentLogs: agents.map((a) => a.logPath), cli };
+  return {
+    url,
+    cliHome,
+    managerLog: mgr.logPath,
+    agentLogs: agents.map((a) => a.logPath),
+    agents,
+    cli,
+  };
 }
 
 /**

@@ -1,0 +1,122 @@
+// Degraded reads (issue 15 item 5): `freeloader get` of a dataset striped over W=8 100 Mbit/s
+// donors into the 1 Gbit/s client while one donor is frozen (SIGSTOP) and another killed
+// (SIGKILL) mid-read, next to the live donors' share of the link limit: min(client goodput,
+// Σ goodput of the donors left). The undisturbed read of the same dataset is a row too. The
+// output is checked byte for byte against the dataset's SHA-256.
+//
+// With one copy per morsel the lost donors' morsels come from the source over its WAN link, so
+// the ratio stays low until reads can use a second copy (replication, issue 15 item 1); what
+// this slice changes is that the frozen donor is dropped instead of holding the read for good.
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseGetSummary } from '../lib/freeloader.js';
+import { fileDigest } from '../lib/dataset.js';
+import { importRoundRobin, startFreeLoaderLan } from '../lib/freeloader-lan.js';
+import { measureGoodput } from '../lib/goodput.js';
+import { startNginx } from '../lib/nginx.js';
+import { DEFAULT_LINKS, createTestbed, exec } from '../lib/testbed.js';
+
+/** The issue's target: a degraded `get` at 0.90 of the live donors' share of the link limit. */
+const TARGET_RATIO = 0.9;
+/** Stripe width (the issue's W=8). */
+const WIDTH = 8;
+/** Donors frozen and killed mid-read, by index into the testbed's donors. */
+const FROZEN = 0;
+const KILLED = 1;
+/** When the donors fail, as a fraction of the undisturbed read's duration: well inside it. */
+const FAIL_AT = 0.2;
+
+export default {
+  name: 'degraded-read',
+  /** @param {import('../lib/context.js').BenchContext} ctx */
+  async run(ctx) {
+    const bytes = (ctx.quick ? 256 : 1024) * 2 ** 20;
+    const work = ctx.workDir('degraded-read');
+    const tb = await createTestbed({ donors: WIDTH, log: ctx.log });
+    /** @type {import('../lib/report.js').Row[]} */
+    const rows = [];
+    /** @type {import('node:child_process').ChildProcess | undefined} */
+    let frozen;
+    try {
+      const probe = (
+        /** @type {import('../lib/testbed.js').LanHost} */ from,
+        /** @type {number} */ mbit,
+      ) =>
+        measureGoodput(from, tb.client, Math.round((mbit / 8) * 1e6 * (ctx.quick ? 1 : 2)), work);
+      const clientGp = (await probe(tb.manager, 1000)).mbps;
+      /** @type {number[]} */
+      const donorGp = [];
+      for (const d of tb.donors) donorGp.push((await probe(d, 100)).mbps);
+      const sumOf = (/** @type {number[]} */ gp) => gp.reduce((a, b) => a + b, 0);
+
+      // Imports are setup, not what is measured: give the source a fast link while importing.
+      await tb.shape(tb.source, { rateMbit: 1000 });
+      const fl = await startFreeLoaderLan(tb, {
+        workDir: work,
+        quota: ctx.quick ? '1GiB' : '4GiB',
+      });
+      const ds = await ctx.dataset(bytes);
+      const source = await startNginx(tb.source, { root: ds.dir, workDir: join(work, 'nginx') });
+      const name = `bench/degraded-w${WIDTH}`;
+      await importRoundRobin(fl, source.url(ds.name), name, WIDTH);
+      await exec(tb.client, 'sync', []);
+      // The read: the source is the WAN server again, as a real fallback would find it.
+      await tb.shape(tb.source, DEFAULT_LINKS.source);
+      const out = join(work, 'out');
+      const label = `${bytes / 2 ** 20} MiB`;
+
+      const read = async (/** @type {string} */ what) => {
+        const got = await fl.cli(['get', name, '-o', out, '--stats'], 900_000);
+        ctx.log(`${what} ${label}:\n${got.stderr.trim()}`);
+        const summary = parseGetSummary(got.stderr);
+        const { sha256 } = await fileDigest(out);
+        if (sha256 !== ds.sha256) throw new Error(`${what}: output differs from the source`);
+        await exec(tb.client, 'rm', ['-f', out]);
+        return { ...summary, stderr: got.stderr };
+      };
+
+      const whole = await read('undisturbed');
+      rows.push({
+        case: `FreeLoader get W=${WIDTH}, ${label}, all donors`,
+        params: { W: WIDTH, bytes, seconds: whole.seconds },
+        mbps: whole.mbps,
+        limitMbps: Math.min(clientGp, sumOf(donorGp)),
+        note: 'sha256 ok; limit min(client, Σ donors); the reference for the degraded read',
+      });
+
+      // Freeze one donor and kill another a little way into the read.
+      const failAfterMs = Math.max(500, whole.seconds * FAIL_AT * 1000);
+      const failing = sleep(failAfterMs).then(() => {
+        frozen = fl.agents[FROZEN]?.child;
+        frozen?.kill('SIGSTOP');
+        fl.agents[KILLED]?.child.kill('SIGKILL');
+      });
+      const degraded = await read('one frozen, one killed');
+      await failing;
+      const live = donorGp.filter((_, i) => i !== FROZEN && i !== KILLED);
+      const dropped = /dropped for the rest of the read/.test(degraded.stderr);
+      rows.push({
+        case: `FreeLoader get W=${WIDTH}, ${label}, one donor frozen and one killed mid-read`,
+        params: {
+          W: WIDTH,
+          bytes,
+          seconds: degraded.seconds,
+          failAfterMs: Math.round(failAfterMs),
+          frozenDropped: dropped,
+        },
+        mbps: degraded.mbps,
+        limitMbps: Math.min(clientGp, sumOf(live)),
+        targetRatio: TARGET_RATIO,
+        note:
+          `sha256 ok; limit min(client, Σ live donors); frozen donor ` +
+          `${dropped ? 'dropped' : 'not reported dropped'}; one copy: lost morsels from the WAN source`,
+      });
+      frozen?.kill('SIGCONT');
+      await source.stop();
+    } finally {
+      frozen?.kill('SIGCONT');
+      tb.teardown();
+    }
+    return ctx.report('degraded-read', { width: WIDTH, bytes }, rows, { netem: tb.netem });
+  },
+};
