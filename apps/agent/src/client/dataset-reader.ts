@@ -238,7 +238,8 @@ export class DatasetReader {
     }
     let lastError: FreeLoaderError | undefined;
     const copies = place.kind === 'donors' ? place.copies : [];
-    for (const [i, donor] of copies.entries()) {
+    for (let i = 0; i < copies.length; i++) {
+      const donor = copies[i]!;
       try {
         // A donor dropped while this morsel waited for it is skipped while another route is left.
         const skippable = !!this.opts.fromSource || i < copies.length - 1;
@@ -323,8 +324,9 @@ export class DatasetReader {
       return null;
     }
     const rate = this.rateOf(donor);
-    if (rate.inFlight++ === 0) rate.since = performance.now();
-    this.stalls.started(donor, performance.now());
+    const started = performance.now();
+    if (rate.inFlight++ === 0) rate.since = started;
+    this.stalls.started(donor, started);
     this.sweeper ??= setInterval(() => this.sweep(), SWEEP_INTERVAL_MS).unref();
     let ok = false;
     try {
