@@ -39,6 +39,19 @@ describe('chainRates (seed 003 §4.3.1 estimate)', () => {
     expect(r.lambda0).toBeCloseTo(lambda / 2, 15);
   });
 
+  it('parallel repair waits one object; the source is capped by the receiving donor', () => {
+    const r = chainRates({
+      objectBytes: 1e9,
+      bytesPerDonor: 96e9,
+      donorRepairBytesPerS: 2 * Mbps,
+      sourceRepairBytesPerS: 8 * Mbps,
+      donorMttfS: YEAR,
+      parallel: true,
+    });
+    expect(r.lambda).toBeCloseTo(250_000 / 1e9, 15);
+    expect(r.lambda0).toBe(r.lambda); // B = 8 Mbps lands at b = 2 Mbps
+  });
+
   it('rejects nonsense', () => {
     expect(() => repairRatios({ lambda: 1, lambda0: 1, mu: 0 })).toThrow(RangeError);
     expect(() =>

@@ -14,6 +14,12 @@ export interface RepairSetting {
   sourceRepairBytesPerS: number;
   /** Mean time to a destructive (permanent) donor failure. */
   donorMttfS: number;
+  /**
+   * True when a failed donor's objects are repaired by as many donors at once (each object's
+   * wait is one transfer, object/b): the optimistic bound. Default false: the paper's
+   * conservative estimate, one donor recreating the failed donor's data.
+   */
+  parallel?: boolean;
 }
 
 /** Rates of the chain, per second: λ (donor repair), λ0 (source repair), μ (replica failure). */
@@ -28,6 +34,8 @@ export interface ChainRates {
  * donor's d bytes are recreated at the cap, so an object waits half of d/b on average and
  * λ = 2b/d (λ0 = 2B/d likewise). A donor holding less than two objects still needs one whole
  * object's transfer, so the wait is max(d/2, object)/b: object size only matters for tiny d.
+ * With `parallel`, the wait is one object's transfer. A copy the source seeds lands on a donor,
+ * whose download is capped at b too, so λ0 uses min(B, b).
  *
  * @example
  * // Seed 003: 32 TB × 3 over 1,000 donors (d ≈ 98 GB), b = 1 Mbps, MTTF 1 year:
@@ -38,10 +46,10 @@ export interface ChainRates {
 export function chainRates(s: RepairSetting): ChainRates {
   if (!(s.donorMttfS > 0)) throw new RangeError('donor MTTF must be > 0');
   if (!(s.objectBytes > 0) || !(s.bytesPerDonor >= 0)) throw new RangeError('sizes must be > 0');
-  const wait = Math.max(s.bytesPerDonor / 2, s.objectBytes);
+  const wait = s.parallel ? s.objectBytes : Math.max(s.bytesPerDonor / 2, s.objectBytes);
   return {
     lambda: s.donorRepairBytesPerS / wait,
-    lambda0: s.sourceRepairBytesPerS / wait,
+    lambda0: Math.min(s.sourceRepairBytesPerS, s.donorRepairBytesPerS) / wait,
     mu: 1 / s.donorMttfS,
   };
 }
