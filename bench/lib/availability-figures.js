@@ -168,6 +168,7 @@ export function runFigures(options = {}) {
       const scaleNodes = quick ? 20 : 100;
       const scale = scaleNodes / 1000;
       return [
+        { n: 2, b: 0.5 },
         { n: 2, b: 1 },
         { n: 3, b: 1 },
         { n: 3, b: 2 },
@@ -185,7 +186,7 @@ export function runFigures(options = {}) {
               nodes: scaleNodes,
               objects: objs,
               diskObjects: Math.ceil((3 * objs * n) / scaleNodes),
-              years: quick ? 0.25 : 2,
+              years: quick ? 0.25 : 4,
             },
             false,
           );

@@ -64,7 +64,7 @@ export function figureMarkdown(f, date) {
       p.series,
       p.x,
       sci(n('mean')),
-      nines(n('mean'))?.toFixed(2) ?? '∞',
+      nines(n('mean'))?.toFixed(2) ?? 'none seen',
       sci(n('p90')),
       sci(n('p99')),
       sci(n('max')),
@@ -92,7 +92,9 @@ export function figureMarkdown(f, date) {
  * @returns {{ title: string, xlabel: string, ylabel: string, series: import('./plot.js').Series[] }}
  */
 export function figureChart(f) {
-  const names = [...new Set(f.points.map((p) => p.series))];
+  // Fig. 14 sweeps the scheme itself: one line across the schemes, not a dot per scheme.
+  const points = f.id === 'fig14' ? f.points.map((p) => ({ ...p, series: 'placement' })) : f.points;
+  const names = [...new Set(points.map((p) => p.series))];
   /** @type {import('./plot.js').Series[]} */
   const series = [];
   /**
@@ -104,7 +106,7 @@ export function figureChart(f) {
     if (points.length > 0) series.push({ title, points });
   };
   for (const name of names) {
-    const pts = f.points.filter((p) => p.series === name);
+    const pts = points.filter((p) => p.series === name);
     if (f.metric === 'lost') {
       add(
         name,

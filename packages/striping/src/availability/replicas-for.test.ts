@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { chainRates } from './rates.js';
 import { replicasFor } from './replicas-for.js';
 import { unavailability } from './unavailability.js';
 
@@ -25,6 +26,24 @@ describe('replicasFor', () => {
       expect(1 - unavailability(got, ratios)).toBeGreaterThanOrEqual(target);
       if (got > 1) expect(1 - unavailability(got - 1, ratios)).toBeLessThan(target);
     }
+  });
+
+  it.each([
+    // seed 003 defaults: 32 TB × 3 on 1,000 donors, b = 2 Mbps, B = 1 Mbps, MTTF 1 year
+    [0.99999, false, 3],
+    [0.999999, false, 4],
+    [0.9999999, true, 2],
+    [0.99999999, true, 3],
+  ])('paper setting: target %f, parallel %s → n = %i', (target, parallel, n) => {
+    const rates = chainRates({
+      objectBytes: 1e9,
+      bytesPerDonor: 96e9,
+      donorRepairBytesPerS: 250_000,
+      sourceRepairBytesPerS: 125_000,
+      donorMttfS: 365 * 86400,
+      parallel,
+    });
+    expect(replicasFor(target, rates)).toBe(n);
   });
 
   it('honours the cap and rejects targets outside (0, 1)', () => {
