@@ -146,8 +146,8 @@ export function runFigures(options = {}) {
       xlabel: 'volatile node repair bandwidth b (Mbps)',
       metric: 'unavailability',
       what:
-        'unavailability predicted by p0 and measured with transient failures off, n = 2 ' +
-        "(the source rarely works, so the model's per-object rates hold)",
+        'unavailability predicted by p0 and measured with transient failures off, n = 2, ' +
+        '4 years (below b = 0.25 Mbps the source saturates and the model no longer applies)',
     },
     () =>
       (quick ? [0.25, 1] : [0.0625, 0.125, 0.25, 0.5, 1, 2]).map((b) =>
