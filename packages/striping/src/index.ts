@@ -48,3 +48,15 @@ export {
   type EvictionStep,
 } from './prefix-eviction.js';
 export { auditCover } from './coverage.js';
+export {
+  MAX_REPLICAS,
+  chainRates,
+  chainUnavailability,
+  perYear,
+  repairRatios,
+  replicasFor,
+  unavailability,
+  type ChainRates,
+  type RepairRatios,
+  type RepairSetting,
+} from './availability/index.js';
