@@ -245,12 +245,21 @@ test('donors: history charts on a time axis survive a reload; throttle explained
   await expect(history.getByTestId('time-chart')).toHaveCount(3, { timeout: 60_000 });
   await expect(history.getByTestId('uptime')).toContainText(/donor-1 up \d+/);
   await expect(page.getByLabel(/How the donor limits serving/)).toBeVisible();
-  const before = await history.locator('path.recharts-line-curve').count();
-  expect(before).toBeGreaterThanOrEqual(3);
+  // Each of the three charts draws one line per donor in the manager's sampled history. The
+  // page fetches the three series separately, so a count taken while they arrive can be off
+  // (19 lines for 5 donors once, at load 8): wait for the count the history says.
+  const lines = history.locator('path.recharts-line-curve');
+  const missingLines = async () => {
+    const used = await api<{ subjects: { subject: string | null }[] }>(
+      'GET',
+      '/history?series=donor_used',
+    );
+    return 3 * used.subjects.filter((s) => s.subject).length - (await lines.count());
+  };
+  await expect.poll(missingLines, { timeout: 60_000 }).toBe(0);
+  expect(await lines.count()).toBeGreaterThanOrEqual(3);
   await page.reload();
-  await expect(history.locator('path.recharts-line-curve')).toHaveCount(before, {
-    timeout: 60_000,
-  });
+  await expect.poll(missingLines, { timeout: 60_000 }).toBe(0);
   // Ticks are times of day, on a linear time scale (equal steps, equal spacing).
   const ticks = history
     .getByTestId('time-chart')
