@@ -3,37 +3,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MiB, type DatasetMap } from '@freeloader/protocol';
-import { startTestServer, type TestServer } from '@freeloader/sources/testing';
-import { waitFor, waitForAgentState } from '../test/cluster-harness.js';
-import { sha256Hex, startDataCluster, type DataCluster } from '../test/data-cluster.js';
+import { waitFor } from '../test/cluster-harness.js';
+import { sha256Hex, type DataCluster } from '../test/data-cluster.js';
+import { startDegradedCluster, type DegradedCluster } from '../test/degraded-cluster.js';
 import { getDataset, type GetSummary } from './get-dataset.js';
 
 // Degraded reads against real agent processes (issue 15): a donor the manager no longer calls
 // live is routed around without a connection attempt, and a frozen donor is dropped mid-read.
 // Every output is compared with the source's SHA-256; nothing here asserts a duration.
+let k: DegradedCluster;
 let c: DataCluster;
-const servers: TestServer[] = [];
 
 beforeAll(async () => {
-  c = await startDataCluster(4, '64MiB');
+  k = await startDegradedCluster(4);
+  c = k.c;
 }, 180_000);
 
-afterAll(async () => {
-  for (const a of c?.agents ?? []) a.child.kill('SIGCONT');
-  await Promise.all(servers.map((s) => s.close()));
-  await c?.close();
-});
+afterAll(() => k?.close());
 
-async function importDataset(name: string, size: number, seed: number) {
-  // A donor thawed by the previous test is live again before the next import places morsels.
-  const running = c.agents.filter((a) => a.child.exitCode === null && a.child.signalCode === null);
-  await Promise.all(running.map((a) => waitForAgentState(c.tm, a.agentId, 'live')));
-  const src = await startTestServer({ size, seed });
-  servers.push(src);
-  const d = await c.importAndWait({ uri: src.url, name, width: 4 });
-  expect(d.state).toBe('ready');
-  return { src, id: d.id };
-}
+const importDataset = (name: string, size: number, seed: number) =>
+  k.importDataset(name, size, seed, 4);
 
 /** `get` into a file (the per-donor unordered path); `onBytes` sees progress. */
 async function getToFile(

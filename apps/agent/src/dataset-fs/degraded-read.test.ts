@@ -1,35 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MiB, type DatasetMap } from '@freeloader/protocol';
-import { startTestServer, type TestServer } from '@freeloader/sources/testing';
-import { waitFor, waitForAgentState } from '../test/cluster-harness.js';
-import { sha256Hex, startDataCluster, type DataCluster } from '../test/data-cluster.js';
+import { waitFor } from '../test/cluster-harness.js';
+import { sha256Hex, type DataCluster } from '../test/data-cluster.js';
+import { startDegradedCluster, type DegradedCluster } from '../test/degraded-cluster.js';
 import { DatasetFs } from './dataset-fs.js';
 
 // The mount's reading layer shares `get`'s degraded reads (issue 15): against real agents, a
 // frozen donor is dropped mid-read and a donor the map no longer calls live is routed around.
 // Reads go through DatasetFs on this thread (what FUSE calls), so no kernel mount is needed.
+let k: DegradedCluster;
 let c: DataCluster;
-const servers: TestServer[] = [];
 
 beforeAll(async () => {
-  c = await startDataCluster(3, '64MiB');
+  k = await startDegradedCluster(3);
+  c = k.c;
 }, 180_000);
 
-afterAll(async () => {
-  for (const a of c?.agents ?? []) a.child.kill('SIGCONT');
-  await Promise.all(servers.map((s) => s.close()));
-  await c?.close();
-});
+afterAll(() => k?.close());
 
-async function importDataset(name: string, size: number, seed: number) {
-  const running = c.agents.filter((a) => a.child.exitCode === null && a.child.signalCode === null);
-  await Promise.all(running.map((a) => waitForAgentState(c.tm, a.agentId, 'live')));
-  const src = await startTestServer({ size, seed });
-  servers.push(src);
-  const d = await c.importAndWait({ uri: src.url, name, width: 3 });
-  expect(d.state).toBe('ready');
-  return { src, id: d.id };
-}
+const importDataset = (name: string, size: number, seed: number) =>
+  k.importDataset(name, size, seed, 3);
 
 /** Read `/path` through a fresh DatasetFs in 128 KiB kernel-sized reads; its SHA-256 and log. */
 async function readThroughFs(

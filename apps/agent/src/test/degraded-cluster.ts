@@ -1,0 +1,48 @@
+import { expect } from 'vitest';
+import { startTestServer, type TestServer } from '@freeloader/sources/testing';
+import { waitForAgentState } from './cluster-harness.js';
+import { startDataCluster, type DataCluster } from './data-cluster.js';
+
+/** A data cluster whose donors the degraded-read tests freeze and kill (issue 15). */
+export interface DegradedCluster {
+  c: DataCluster;
+  /** Import a test source of `size` bytes over `width` donors, once every running donor is live. */
+  importDataset(
+    name: string,
+    size: number,
+    seed: number,
+    width: number,
+  ): Promise<{ src: TestServer; id: string }>;
+  /** Thaw frozen donors (a stopped process ignores SIGTERM), then stop sources and cluster. */
+  close(): Promise<void>;
+}
+
+/**
+ * One kit for `get`'s and the mount's degraded-read tests: a donor thawed by the previous test
+ * must be live again before the next import places morsels on it, and close must thaw first.
+ *
+ * @example const k = await startDegradedCluster(4); const { id } = await k.importDataset('x', 8 * MiB, 1, 4);
+ */
+export async function startDegradedCluster(donors: number): Promise<DegradedCluster> {
+  const c = await startDataCluster(donors, '64MiB');
+  const servers: TestServer[] = [];
+  return {
+    c,
+    async importDataset(name, size, seed, width) {
+      const running = c.agents.filter(
+        (a) => a.child.exitCode === null && a.child.signalCode === null,
+      );
+      await Promise.all(running.map((a) => waitForAgentState(c.tm, a.agentId, 'live')));
+      const src = await startTestServer({ size, seed });
+      servers.push(src);
+      const d = await c.importAndWait({ uri: src.url, name, width });
+      expect(d.state).toBe('ready');
+      return { src, id: d.id };
+    },
+    async close() {
+      for (const a of c.agents) a.child.kill('SIGCONT');
+      await Promise.all(servers.map((s) => s.close()));
+      await c.close();
+    },
+  };
+}
