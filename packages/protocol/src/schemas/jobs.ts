@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Bytes, Timestamp, Uuid } from './common.js';
 import { ImportJobPayload } from './imports.js';
 import { RelocateJobPayload } from './relocation.js';
@@ -48,32 +48,21 @@ export type DeleteJobPayload = Static<typeof DeleteJobPayload>;
 export const PatchJobPayload = Type.Record(Type.String(), Type.Unknown());
 export type PatchJobPayload = Static<typeof PatchJobPayload>;
 
-export const ImportJobView = Type.Object({
-  ...jobFields,
-  kind: Type.Literal('import'),
-  payload: ImportJobPayload,
-});
+/** The view of a job of one kind: the common fields, the kind, and that kind's payload. */
+function jobViewOf<K extends string, P extends TSchema>(kind: K, payload: P) {
+  return Type.Object({ ...jobFields, kind: Type.Literal(kind), payload });
+}
+
+export const ImportJobView = jobViewOf('import', ImportJobPayload);
 export type ImportJobView = Static<typeof ImportJobView>;
 
-export const DeleteJobView = Type.Object({
-  ...jobFields,
-  kind: Type.Literal('delete'),
-  payload: DeleteJobPayload,
-});
+export const DeleteJobView = jobViewOf('delete', DeleteJobPayload);
 export type DeleteJobView = Static<typeof DeleteJobView>;
 
-export const RelocateJobView = Type.Object({
-  ...jobFields,
-  kind: Type.Literal('relocate'),
-  payload: RelocateJobPayload,
-});
+export const RelocateJobView = jobViewOf('relocate', RelocateJobPayload);
 export type RelocateJobView = Static<typeof RelocateJobView>;
 
-export const PatchJobView = Type.Object({
-  ...jobFields,
-  kind: Type.Literal('patch'),
-  payload: PatchJobPayload,
-});
+export const PatchJobView = jobViewOf('patch', PatchJobPayload);
 export type PatchJobView = Static<typeof PatchJobView>;
 
 /**

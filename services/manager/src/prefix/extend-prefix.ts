@@ -2,14 +2,13 @@ import {
   FreeLoaderError,
   SHA256_BYTES,
   morselCount,
-  type ImportJobPayload,
-  type ImportRequest,
   type JobView,
   type SourceProbe,
 } from '@freeloader/protocol';
 import { withTransaction } from '../db/pool.js';
-import type { Candidate } from '../placement/candidates.js';
-import type { PolicyPlan } from '../placement/choose-policy.js';
+import { placementCandidates } from '../placement/candidates.js';
+import { planPlacement, type PolicyPlan } from '../placement/choose-policy.js';
+import { importPayload, reserveAll, type PlaceExtentsDeps } from '../placement/place-extents.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { getHashes, getPlacement, setPlacement } from '../repositories/placement.js';
 import {
@@ -38,34 +37,10 @@ export function isExtensionJob(job: JobView): boolean {
 }
 
 /**
- * The placement an extension uses, exactly as a first import does: candidates, a policy plan,
- * reservations and the import job payload. The composition root (plugin.ts) binds it, so prefix
- * caching calls placement through this seam and never the imports domain.
+ * What starting an extension needs: the database, log, events, and what placement needs to
+ * place, reserve and describe the new morsels exactly as a first import does.
  */
-export interface ExtensionPlacement {
-  /** Live storage donors with their free space. */
-  candidates(): Promise<Candidate[]>;
-  /** Place `size` bytes of `req` over `candidates` for `who`; throws NO_SPACE when they cannot. */
-  plan(size: number, req: ImportRequest, candidates: Candidate[], who: string): Promise<PolicyPlan>;
-  /** Reserve each donor's share of the plan for the dataset. */
-  reserveAll(
-    datasetId: string,
-    plan: Pick<PolicyPlan, 'bytesPerDonor'>,
-    size: number,
-  ): Promise<void>;
-  /** The import job payload (per mode) that fetches the planned morsels from the source. */
-  importPayload(
-    datasetId: string,
-    plan: Pick<PolicyPlan, 'bytesPerDonor' | 'morselSize' | 'extents'>,
-    probe: SourceProbe,
-    who: string,
-  ): Promise<(mode: ImportJobPayload['mode']) => ImportJobPayload>;
-}
-
-/** What starting an extension needs: the database, log, events, and placement. */
-export interface ExtensionStartDeps extends PrefixDeps {
-  placement: ExtensionPlacement;
-}
+export interface ExtensionStartDeps extends PrefixDeps, PlaceExtentsDeps {}
 
 const isNoSpace = (e: unknown) => e instanceof FreeLoaderError && e.code === 'NO_SPACE';
 
@@ -114,13 +89,14 @@ async function startExtension(
   who: string,
 ): Promise<ExtensionDecision> {
   const fromMorsel = fromBytes / d.morsel_size;
-  const candidates = await deps.placement.candidates();
+  const candidates = await placementCandidates(deps);
   let toBytes = wantBytes;
   let plan: PolicyPlan | undefined;
   // The room is counted over all donors; particular donors may hold less: halve until it fits.
   while (!plan) {
     try {
-      plan = await deps.placement.plan(
+      plan = await planPlacement(
+        deps,
         toBytes - fromBytes,
         { uri: d.source_uri!, morselSize: d.morsel_size },
         candidates,
@@ -152,9 +128,9 @@ async function startExtension(
   };
   const release = () => releaseActiveReservations(deps.pg, d.id);
   try {
-    await deps.placement.reserveAll(d.id, plan, toBytes - fromBytes);
+    await reserveAll(deps, d.id, plan, toBytes - fromBytes);
     const payload = (
-      await deps.placement.importPayload(d.id, { ...plan, extents: ext.extents }, source, who)
+      await importPayload(deps, d.id, { ...plan, extents: ext.extents }, source, who)
     )('ranged');
     const queued = await withTransaction(deps.pg, async (tx) => {
       // Still as decided? A trim, delete or another extension may have come in between.

@@ -1,12 +1,9 @@
 import fp from 'fastify-plugin';
-import { placementCandidates } from '../placement/candidates.js';
-import { planPlacement } from '../placement/choose-policy.js';
-import { importPayload, reserveAll } from '../placement/place-extents.js';
 import { recentImportSample } from '../repositories/prefix-sources.js';
 import { createCacheAdmin, type CacheAdmin } from './cache-admin.js';
 import { createClientRates, type ClientRates } from './client-rates.js';
 import { watermarkSweep } from './eviction.js';
-import type { ExtensionPlacement, ExtensionStartDeps } from './extend-prefix.js';
+import type { ExtensionStartDeps } from './extend-prefix.js';
 import { createPrefixExtensions, type PrefixExtensions } from './extension-trigger.js';
 import {
   createPatchSessions,
@@ -48,14 +45,6 @@ export default fp<PrefixCachingOptions>(
   async (app, opts) => {
     const sources = createSourceRegistry(app.pg);
     const clients = createClientRates(app.pg);
-    // Placement as a first import does it, bound to this app once (see ExtensionPlacement).
-    const placement: ExtensionPlacement = {
-      candidates: () => placementCandidates(app),
-      plan: (size, req, candidates, who) => planPlacement(app, size, req, candidates, who),
-      reserveAll: (datasetId, plan, size) => reserveAll(app, datasetId, plan, size),
-      importPayload: (datasetId, plan, probe, who) =>
-        importPayload(app, datasetId, plan, probe, who),
-    };
     // The one deps object prefix caching's domain functions receive.
     const deps: ExtensionStartDeps & PatchSessionDeps = {
       pg: app.pg,
@@ -65,7 +54,8 @@ export default fp<PrefixCachingOptions>(
       signingKeys: app.signingKeys,
       namespaceRepo: app.namespaceRepo,
       sources,
-      placement,
+      reservationsRepo: app.reservationsRepo,
+      agentsRepo: app.agentsRepo,
     };
     const prefix: PrefixServices = {
       sources,
