@@ -2,8 +2,6 @@ import { Type, type Static } from '@sinclair/typebox';
 import { GovernorSettingsSchema, type GovernorSettings } from '../governor/governor-settings.js';
 import type { RelocationProgress } from '../relocation/relocation-tracker.js';
 
-export type { RelocationProgress };
-
 /**
  * The agent's local control API (served on 127.0.0.1 behind the local token): what the settings
  * page, the tray and tests call to see and steer this donor. Not part of the manager contract,

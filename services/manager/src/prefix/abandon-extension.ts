@@ -9,8 +9,6 @@ import {
   type ExtensionRecord,
 } from '../repositories/prefix-extensions.js';
 
-export type { ExtensionRecord } from '../repositories/prefix-extensions.js';
-
 /**
  * Give up a dataset's extension in flight, inside the caller's transaction: its unfinished import
  * jobs are cancelled (a running one sees it at its next progress report and frees what it

@@ -22,8 +22,9 @@ import {
   releaseActiveReservations,
   setExtension,
   type ExtensionDatasetRow as DatasetRow,
+  type ExtensionRecord,
 } from '../repositories/prefix-extensions.js';
-import { abandonExtensionIn, type ExtensionRecord } from './abandon-extension.js';
+import { abandonExtensionIn } from './abandon-extension.js';
 import type { ExtensionSettleDeps, PrefixDeps } from './deps.js';
 import { cacheSpace, HIGH_WATERMARK } from './eviction.js';
 import { decideExtension, type ExtensionDecision } from './extension-decision.js';
