@@ -41,16 +41,16 @@ module.exports = {
         'imports, prefix caching and relocation call placement; placement calls none of them.',
       severity: 'error',
       from: { path: '^services/manager/src/placement/' },
-      to: { path: '^services/manager/src/(imports|prefix|relocation|routes)/' },
+      to: { path: '^services/manager/src/(imports|prefix|relocation|repair|routes)/' },
     },
     {
       name: 'domains-do-not-call-each-other',
       comment:
         'imports/, prefix/ and relocation/ meet in placement/ and repositories/, never directly.',
       severity: 'error',
-      from: { path: '^services/manager/src/(imports|prefix|relocation)/' },
+      from: { path: '^services/manager/src/(imports|prefix|relocation|repair)/' },
       to: {
-        path: '^services/manager/src/(imports|prefix|relocation)/',
+        path: '^services/manager/src/(imports|prefix|relocation|repair)/',
         pathNot: '^services/manager/src/$1/',
       },
     },

@@ -40,6 +40,26 @@ export const STALE_AFTER_MS = 15_000;
 /** Silence after which an agent is dead (milliseconds). */
 export const DEAD_AFTER_MS = 120_000;
 
+/**
+ * Silence after which an offline donor is *lost* and its copies are repaired, when too few
+ * outages have been observed to size the threshold from them (milliseconds). Desktops sleep
+ * overnight; repairing every night's sleepers would cost more than the risk it removes.
+ */
+export const REPAIR_AFTER_FALLBACK_MS = 4 * 3600_000;
+/** REPAIR_AFTER_MS sized from observed outages is clamped to [min, max] (milliseconds). */
+export const REPAIR_AFTER_MIN_MS = 15 * 60_000;
+export const REPAIR_AFTER_MAX_MS = 24 * 3600_000;
+/** Outages needed before their distribution sizes REPAIR_AFTER_MS (else the fallback). */
+export const REPAIR_AFTER_MIN_OUTAGES = 20;
+/** Percentile of observed outage durations REPAIR_AFTER_MS is set to (ThriftStore §3.2). */
+export const REPAIR_AFTER_PERCENTILE = 0.95;
+/** Per-donor repair bandwidth cap b (bytes/s) unless the admin sets REPAIR_DONOR_RATE. */
+export const REPAIR_DONOR_RATE_BPS = 8 * 1024 * 1024;
+/** Cap B on repair reads from a dataset's source (bytes/s) unless set by REPAIR_SOURCE_RATE. */
+export const REPAIR_SOURCE_RATE_BPS = 16 * 1024 * 1024;
+/** Bytes of repair units grouped into one repair job (one destination, one claim). */
+export const REPAIR_JOB_BYTES = 64 * 1024 * 1024;
+
 /** Most reasons a donor reports for its serving throttle ('owner active', 'cpu 0.93 > 0.75', …). */
 export const MAX_THROTTLE_REASONS = 8;
 /** Longest single throttle reason (characters); longer ones are cut by the sender. */

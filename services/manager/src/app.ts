@@ -24,6 +24,7 @@ import api from './routes/index.js';
 import softStatePlugin, { type SoftStatePluginOptions } from './soft-state-plugin.js';
 import deadDonorWatch from './imports/dead-donor-watch.js';
 import donorLoss from './placement/donor-loss.js';
+import repairPlugin from './repair/plugin.js';
 import cacheRoom from './prefix/cache-room.js';
 import prefixCaching from './prefix/plugin.js';
 import historyPlugin from './history/plugin.js';
@@ -108,6 +109,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(throughputPlugin);
     await app.register(donorLoss);
     await app.register(deadDonorWatch);
+    await app.register(repairPlugin, { timers: opts.timers });
     await app.register(prefixCaching, { timers: opts.timers });
     await app.register(cacheRoom);
     await app.register(historyPlugin, { timers: opts.timers });

@@ -7,6 +7,8 @@ import {
   DEFAULT_MANAGER_PORT,
   FreeLoaderError,
   HEARTBEAT_INTERVAL_MS,
+  REPAIR_DONOR_RATE_BPS,
+  REPAIR_SOURCE_RATE_BPS,
   STALE_AFTER_MS,
 } from '@freeloader/protocol';
 
@@ -33,6 +35,18 @@ export const ConfigSchema = Type.Object({
   heartbeatIntervalMs: Millis,
   /** How often soft state is written to `agents.last_seen_at` (milliseconds). */
   softStateFlushMs: Millis,
+  /**
+   * Silence after which an offline donor is lost and repair starts (milliseconds). Unset: sized
+   * from observed outages (see placement/repair-after.ts), REPAIR_AFTER_FALLBACK_MS until enough
+   * were seen.
+   */
+  repairAfterMs: Type.Optional(Millis),
+  /** Per-donor repair bandwidth cap b (bytes/s). */
+  repairDonorRateBps: Type.Integer({ minimum: 1024 }),
+  /** Cap B on repair reads from sources (bytes/s). */
+  repairSourceRateBps: Type.Integer({ minimum: 1024 }),
+  /** How often the repair scheduler looks for work (milliseconds). */
+  repairTickMs: Millis,
   logLevel: LogLevel,
   allowFileUris: Type.Boolean(),
   consoleDir: Type.Optional(Type.String({ minLength: 1 })),
@@ -50,6 +64,10 @@ const ENV_KEYS: Record<keyof Config, string> = {
   deadAfterMs: 'DEAD_AFTER_MS',
   heartbeatIntervalMs: 'HEARTBEAT_INTERVAL_MS',
   softStateFlushMs: 'SOFT_STATE_FLUSH_MS',
+  repairAfterMs: 'REPAIR_AFTER_MS',
+  repairDonorRateBps: 'REPAIR_DONOR_RATE',
+  repairSourceRateBps: 'REPAIR_SOURCE_RATE',
+  repairTickMs: 'REPAIR_TICK_MS',
   logLevel: 'LOG_LEVEL',
   allowFileUris: 'FREELOADER_ALLOW_FILE_URIS',
   consoleDir: 'CONSOLE_DIR',
@@ -62,6 +80,9 @@ const DEFAULTS = {
   deadAfterMs: DEAD_AFTER_MS,
   heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
   softStateFlushMs: 3_000,
+  repairDonorRateBps: REPAIR_DONOR_RATE_BPS,
+  repairSourceRateBps: REPAIR_SOURCE_RATE_BPS,
+  repairTickMs: 5_000,
   logLevel: 'info',
   allowFileUris: false,
 } satisfies Partial<Config>;
@@ -95,6 +116,10 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     deadAfterMs: num(env.DEAD_AFTER_MS),
     heartbeatIntervalMs: num(env.HEARTBEAT_INTERVAL_MS),
     softStateFlushMs: num(env.SOFT_STATE_FLUSH_MS),
+    repairAfterMs: num(env.REPAIR_AFTER_MS),
+    repairDonorRateBps: num(env.REPAIR_DONOR_RATE),
+    repairSourceRateBps: num(env.REPAIR_SOURCE_RATE),
+    repairTickMs: num(env.REPAIR_TICK_MS),
     logLevel: str(env.LOG_LEVEL)?.toLowerCase(),
     allowFileUris: bool(env.FREELOADER_ALLOW_FILE_URIS),
     consoleDir: str(env.CONSOLE_DIR),

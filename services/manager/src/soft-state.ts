@@ -80,6 +80,14 @@ export class SoftState {
     return entry ? Math.max(0, Math.round(this.clock() - entry.lastSeen)) : null;
   }
 
+  /**
+   * Milliseconds of silence on the monotonic clock; an agent not seen since this manager
+   * started counts from the start minus the stale window (as {@link stateOf} does).
+   */
+  silentForMs(agentId: string): number {
+    return Math.max(0, this.clock() - this.lastSeen(agentId));
+  }
+
   heartbeatOf(agentId: string): Heartbeat | undefined {
     return this.entries.get(agentId)?.heartbeat;
   }

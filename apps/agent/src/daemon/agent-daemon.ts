@@ -8,6 +8,8 @@ import {
   type DatasetView,
   type Heartbeat,
   type HeartbeatResponse,
+  type LeaveProgress,
+  isFreeLoaderError,
 } from '@freeloader/protocol';
 import { ManagerClient } from '../manager-client.js';
 import { buildMorselService, listenMorselService } from '../service/morsel-service.js';
@@ -22,6 +24,7 @@ import { loadGovernorFile, type GovernorFile } from '../governor/governor-file.j
 import type { OwnerIdleSource } from '../governor/owner-idle.js';
 import type { SystemProbe } from '../governor/system-probe.js';
 import { relocateJobHandler } from '../jobs/relocate-job.js';
+import { repairJobHandler } from '../jobs/repair-job.js';
 import { RelocationTracker } from '../relocation/relocation-tracker.js';
 import { RetiringStore } from '../store/retiring-store.js';
 import { loadIdentity, type Identity } from '../state/identity.js';
@@ -32,6 +35,9 @@ import { checkQuotaFits, diskShort } from '../store/disk-space.js';
 import { enroll } from './enrollment.js';
 import { HeartbeatLoop } from './heartbeat-loop.js';
 import { reconcileStore } from './reconcile.js';
+
+/** How often a leaving agent asks the manager how far its leave has come (milliseconds). */
+const LEAVE_POLL_MS = 1_000;
 
 export interface AgentOptions {
   managerUrl: string;
@@ -173,6 +179,7 @@ export class AgentDaemon extends EventEmitter {
           retire: (datasetId, morsels, keepMs) => store.retire(datasetId, morsels, keepMs),
           admit,
         }),
+        repair: repairJobHandler({ store, manager: this.manager, admit }),
       },
       this.log,
     );
@@ -320,6 +327,30 @@ export class AgentDaemon extends EventEmitter {
     if (this.status === status) return;
     this.status = status;
     this.emit('status', status);
+  }
+
+  /**
+   * Leave the cache gracefully: the manager re-creates this donor's copies elsewhere (reading
+   * them from here while it works), then releases it; `onProgress` hears how much is left at
+   * every poll. Once released, the local store is emptied (nothing here is placed any more).
+   */
+  async leave(onProgress?: (p: LeaveProgress) => void): Promise<void> {
+    let p = await this.manager.request<LeaveProgress>('POST', '/agents/me/leave', {});
+    while (!p.released && !this.stopping) {
+      onProgress?.(p);
+      await new Promise((r) => setTimeout(r, LEAVE_POLL_MS));
+      try {
+        p = await this.manager.request<LeaveProgress>('GET', '/agents/me/leave');
+      } catch (e) {
+        // Released between two polls: the manager no longer knows this agent's credential.
+        if (isFreeLoaderError(e) && e.code === 'AGENT_REVOKED') break;
+        this.log.warn({ err: errText(e) }, 'leave progress unavailable; retrying');
+      }
+    }
+    if (this.stopping) throw new FreeLoaderError('UNAVAILABLE', 'agent stopped before it left');
+    onProgress?.({ ...p, released: true, remainingMorsels: 0, remainingBytes: 0 });
+    for (const d of await this.store.list()) await this.store.free(d.datasetId);
+    this.log.info('left the cache: released by the manager, store emptied');
   }
 
   /** Stop heartbeats, close the listener (finishing in-flight reads) and the store. */

@@ -49,11 +49,25 @@ export const HeartbeatResponse = Type.Object({
 });
 export type HeartbeatResponse = Static<typeof HeartbeatResponse>;
 
+/**
+ * A donor's failure class (issue 15): `offline` is silent past the stale threshold (its copies
+ * are not read, not repaired yet), `lost` silent past REPAIR_AFTER_MS (its copies are being
+ * re-created), `leaving` asked to go (its copies move first, then it is released).
+ */
+export const FailureClass = Type.Union([
+  Type.Literal('online'),
+  Type.Literal('offline'),
+  Type.Literal('lost'),
+  Type.Literal('leaving'),
+]);
+export type FailureClass = Static<typeof FailureClass>;
+
 export const AgentView = Type.Object({
   id: Uuid,
   name: Type.String(),
   url: Type.String(),
   state: AgentState,
+  failureClass: Type.Optional(FailureClass),
   bandwidthOnly: Type.Boolean(),
   quotaBytes: Bytes,
   usedBytes: Bytes,

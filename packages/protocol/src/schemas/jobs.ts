@@ -2,12 +2,14 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Bytes, Timestamp, Uuid } from './common.js';
 import { ImportJobPayload } from './imports.js';
 import { RelocateJobPayload } from './relocation.js';
+import { RepairJobPayload } from './repair.js';
 
 export const JobKind = Type.Union([
   Type.Literal('import'),
   Type.Literal('patch'),
   Type.Literal('delete'),
   Type.Literal('relocate'),
+  Type.Literal('repair'),
 ]);
 export type JobKind = Static<typeof JobKind>;
 
@@ -41,6 +43,8 @@ const jobFields = {
 export const DeleteJobPayload = Type.Object({
   datasetId: Uuid,
   fromMorsel: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** Only these morsels (copies made surplus by repair: the donor came back or left). */
+  morsels: Type.Optional(Type.Array(Type.Integer({ minimum: 0 }))),
 });
 export type DeleteJobPayload = Static<typeof DeleteJobPayload>;
 
@@ -62,6 +66,9 @@ export type DeleteJobView = Static<typeof DeleteJobView>;
 export const RelocateJobView = jobViewOf('relocate', RelocateJobPayload);
 export type RelocateJobView = Static<typeof RelocateJobView>;
 
+export const RepairJobView = jobViewOf('repair', RepairJobPayload);
+export type RepairJobView = Static<typeof RepairJobView>;
+
 export const PatchJobView = jobViewOf('patch', PatchJobPayload);
 export type PatchJobView = Static<typeof PatchJobView>;
 
@@ -69,7 +76,13 @@ export type PatchJobView = Static<typeof PatchJobView>;
  * A job as the manager hands it out: one schema per kind, so a handler narrows on `kind` and
  * gets its payload typed (no casts between the queue and the code that runs the job).
  */
-export const JobView = Type.Union([ImportJobView, DeleteJobView, RelocateJobView, PatchJobView]);
+export const JobView = Type.Union([
+  ImportJobView,
+  DeleteJobView,
+  RelocateJobView,
+  RepairJobView,
+  PatchJobView,
+]);
 export type JobView = Static<typeof JobView>;
 /** The job of one kind. */
 export type JobOfKind<K extends JobKind> = Extract<JobView, { kind: K }>;

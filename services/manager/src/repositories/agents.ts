@@ -22,6 +22,10 @@ export interface AgentRecord {
   lastSeenAt: Date | null;
   enrolledAt: Date;
   revokedAt: Date | null;
+  /** Silent past REPAIR_AFTER_MS: its copies are being re-created elsewhere. */
+  lostAt: Date | null;
+  /** Asked to leave: its copies move first, then it is released. */
+  leavingAt: Date | null;
   reservedBytes: number;
 }
 
@@ -39,13 +43,15 @@ interface AgentRow {
   last_seen_at: Date | null;
   enrolled_at: Date;
   revoked_at: Date | null;
+  lost_at: Date | null;
+  leaving_at: Date | null;
   reserved_bytes: number;
 }
 
 const SELECT_AGENTS = `
   SELECT a.id, a.name, a.url, a.bandwidth_only, a.quota_bytes, a.used_bytes,
          a.reported_used_bytes, a.free_bytes, a.serving_rate, a.throttle, a.last_seen_at,
-         a.enrolled_at, a.revoked_at,
+         a.enrolled_at, a.revoked_at, a.lost_at, a.leaving_at,
          coalesce((SELECT sum(r.bytes) FROM reservations r
                    WHERE r.agent_id = a.id AND r.state = 'active' AND r.expires_at > now()),
                   0)::bigint AS reserved_bytes
@@ -65,6 +71,8 @@ const toRecord = (r: AgentRow): AgentRecord => ({
   lastSeenAt: r.last_seen_at,
   enrolledAt: r.enrolled_at,
   revokedAt: r.revoked_at,
+  lostAt: r.lost_at,
+  leavingAt: r.leaving_at,
   reservedBytes: r.reserved_bytes,
 });
 

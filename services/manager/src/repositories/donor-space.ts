@@ -9,7 +9,7 @@ export interface DonorSpaceRow {
 }
 
 /**
- * Enrolled, unrevoked storage donors with their free space by the ledger: the pool placement
+ * Enrolled, unrevoked storage donors that are neither lost nor leaving with their free space by the ledger: the pool placement
  * draws from (liveness is soft state, filtered by the caller).
  */
 export async function storageDonorSpace(db: Queryable): Promise<DonorSpaceRow[]> {
@@ -20,7 +20,8 @@ export async function storageDonorSpace(db: Queryable): Promise<DonorSpaceRow[]>
      LEFT JOIN (SELECT agent_id, sum(bytes)::bigint AS bytes FROM reservations
                 WHERE state = 'active' AND expires_at > now() GROUP BY agent_id) r
        ON r.agent_id = a.id
-     WHERE a.revoked_at IS NULL AND NOT a.bandwidth_only`,
+     WHERE a.revoked_at IS NULL AND NOT a.bandwidth_only
+       AND a.lost_at IS NULL AND a.leaving_at IS NULL`,
   );
   return rows;
 }

@@ -59,6 +59,8 @@ export function toJobView(r: JobRow): JobView {
       return { ...fields, kind: r.kind, payload: r.payload };
     case 'relocate':
       return { ...fields, kind: r.kind, payload: r.payload };
+    case 'repair':
+      return { ...fields, kind: r.kind, payload: r.payload };
     case 'patch':
       return { ...fields, kind: r.kind, payload: r.payload };
   }

@@ -7,6 +7,7 @@ import {
   EnrollResponse,
   ErrorBodySchema as E,
   FreeLoaderError,
+  type FailureClass,
   Heartbeat,
   HeartbeatResponse,
   IdParams,
@@ -26,6 +27,7 @@ export function agentView(a: AgentRecord, soft: SoftState): AgentView {
     name: a.name,
     url: hb?.url ?? a.url,
     state: a.revokedAt ? 'revoked' : soft.stateOf(a.id),
+    ...(a.revokedAt ? {} : { failureClass: failureClassOf(a, soft) }),
     bandwidthOnly: a.bandwidthOnly,
     quotaBytes: hb?.quotaBytes ?? a.quotaBytes,
     usedBytes: a.usedBytes,
@@ -37,6 +39,21 @@ export function agentView(a: AgentRecord, soft: SoftState): AgentView {
     lastHeartbeatAgoMs: soft.lastSeenAgoMs(a.id),
     enrolledAt: a.enrolledAt.toISOString(),
   };
+}
+
+/**
+ * A donor's failure class: leaving and lost are database facts (they survive a restart);
+ * offline is soft state (stale or dead, not yet lost).
+ *
+ * @example failureClassOf({ id, lostAt: null, leavingAt: null }, soft) // 'online' while live
+ */
+export function failureClassOf(
+  a: Pick<AgentRecord, 'id' | 'lostAt' | 'leavingAt'>,
+  soft: Pick<SoftState, 'stateOf'>,
+): FailureClass {
+  if (a.leavingAt) return 'leaving';
+  if (a.lostAt) return 'lost';
+  return soft.stateOf(a.id) === 'live' ? 'online' : 'offline';
 }
 
 /** Enrollment, heartbeats, the donor list, revocation and startup reconciliation. */

@@ -14,6 +14,7 @@ import jobs from './jobs.js';
 import namespace from './namespace.js';
 import rates from './rates.js';
 import relocation from '../relocation/routes.js';
+import repair from '../repair/routes.js';
 import prefixRoutes from '../prefix/routes.js';
 import reservations from './reservations.js';
 import tokens from './tokens.js';
@@ -33,6 +34,7 @@ const api: FastifyPluginAsync = async (app) => {
     imports,
     rates,
     relocation,
+    repair,
     diagnostics,
     prefixRoutes,
     reservations,

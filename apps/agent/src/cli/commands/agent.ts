@@ -1,5 +1,11 @@
 import type { Command } from 'commander';
-import { DEFAULT_AGENT_PORT, FreeLoaderError, parseSize } from '@freeloader/protocol';
+import {
+  DEFAULT_AGENT_PORT,
+  FreeLoaderError,
+  formatSize,
+  parseSize,
+  type LeaveProgress,
+} from '@freeloader/protocol';
 import type { AgentDaemon } from '../../daemon/agent-daemon.js';
 import { createLogger } from '../logger.js';
 import { defaultManagerUrl } from '../paths.js';
@@ -30,6 +36,10 @@ export function registerAgent(program: Command): void {
       `127.0.0.1:${DEFAULT_SETTINGS_PORT}`,
     )
     .option('--no-settings', 'do not serve the local settings page')
+    .option(
+      '--leave',
+      'leave the cache gracefully: serve until the manager re-created every copy elsewhere, then exit',
+    )
     .option('--log-level <level>', 'log level', process.env.LOG_LEVEL ?? 'info')
     .action(async (opts: AgentCliOptions) => {
       const listen = parseListen(opts.listen);
@@ -81,11 +91,36 @@ export function registerAgent(program: Command): void {
       if (!stopRequested && !host.daemon) {
         console.error('agent: not enrolled yet; open the settings page to join a cache');
       }
+      if (opts.leave && !stopRequested) {
+        if (!host.daemon) {
+          await host.stop();
+          throw new FreeLoaderError(
+            'VALIDATION_FAILED',
+            '--leave: this agent never joined a cache',
+          );
+        }
+        await host.daemon.leave((p) => console.error(leaveLine(p)));
+        await host.stop();
+        return;
+      }
       await stopped;
     });
 }
 
+/**
+ * One progress line of `agent --leave`.
+ *
+ * @example leaveLine({ leaving: true, released: false, remainingMorsels: 3, remainingBytes: 3145728 })
+ *   // → 'leaving: 3 morsels (3.0 MiB) still to move elsewhere'
+ */
+export function leaveLine(p: LeaveProgress): string {
+  return p.released
+    ? 'left: every copy lives elsewhere; released by the manager, local store emptied'
+    : `leaving: ${p.remainingMorsels} morsels (${formatSize(p.remainingBytes)}) still to move elsewhere`;
+}
+
 interface AgentCliOptions {
+  leave?: boolean;
   manager: string;
   token?: string;
   dir: string;

@@ -1,0 +1,122 @@
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  FreeLoaderError,
+  isFreeLoaderError,
+  type RepairCommitResponse,
+  type RepairJobPayload,
+  type RepairMorsel,
+} from '@freeloader/protocol';
+import { openSource, type Source } from '@freeloader/sources';
+import { DonorPools } from '../client/donor-pool.js';
+import type { AdmitTransfer } from '../governor/governance.js';
+import { TokenBucket } from '../governor/token-bucket.js';
+import type { ManagerClient } from '../manager-client.js';
+import type { MorselStore } from '../store/store.js';
+import { forEachBounded } from './bounded-tasks.js';
+import { jobOfKind } from './job-of-kind.js';
+import type { JobHandler } from './job-runner.js';
+import { ProgressReporter } from './progress-reporter.js';
+
+/**
+ * Stored units are committed in batches of about this many bytes: each unit is still committed
+ * whole, and a crash loses at most one batch of copying (bytes).
+ */
+const COMMIT_EVERY_BYTES = 8 * 1024 * 1024;
+/** Morsel fetches in flight per repair job (the cap paces them; two keep the link busy). */
+const FETCH_IN_FLIGHT = 2;
+
+export interface RepairDeps {
+  store: MorselStore;
+  manager: ManagerClient;
+  /** The governor's admission: repair is paced with serving and yields to the owner. */
+  admit?: AdmitTransfer;
+}
+
+/**
+ * Run a `repair` job on its destination: for each unit, fetch every morsel from the donor the
+ * manager named (read capability) or, when none can deliver it, from the source, store it only if
+ * its SHA-256 is the one the manager recorded, then ask the manager to commit the unit. Bytes
+ * move at the job's cap (b, or B's share for source reads) and through the governor, so repair
+ * never beats the owner's own use. A unit already committed (a resumed job) commits as a no-op.
+ */
+export function repairJobHandler(deps: RepairDeps): JobHandler {
+  return async (claimed, ctx) => {
+    const job = jobOfKind(claimed, 'repair');
+    const p = job.payload;
+    const bucket = new TokenBucket(p.rateBytesPerS, () => performance.now());
+    const pools = new DonorPools(1);
+    let source: Source | undefined;
+    const reporter = new ProgressReporter(ctx);
+    const fromSource = async (m: RepairMorsel): Promise<Buffer> => {
+      if (!p.source) throw new FreeLoaderError('MORSEL_NOT_FOUND', `no copy of morsel ${m.index}`);
+      source ??= openSource(p.source.uri, { connections: 1 });
+      const start = m.index * p.morselSize;
+      return source.readRange(
+        start,
+        start + m.length,
+        { ...p.source, acceptsRanges: true },
+        ctx.signal,
+      );
+    };
+    const fetchVerified = async (m: RepairMorsel): Promise<void> => {
+      const wait = bucket.reserve(m.length);
+      if (wait > 0) await sleep(wait, undefined, { signal: ctx.signal });
+      await deps.admit?.(m.length, 'in', ctx.signal);
+      let lastError: unknown;
+      for (const url of m.donors) {
+        try {
+          const data = await pools.getMorsel(url, p.datasetId, m.index, m.length, p.readCapability);
+          await deps.store.put(p.datasetId, m.index, data, m.sha256);
+          return;
+        } catch (e) {
+          if (ctx.signal.aborted) throw e;
+          lastError = e;
+          ctx.log.warn({ morsel: m.index, donor: url, err: String(e) }, 'repair source failed');
+        }
+      }
+      try {
+        await deps.store.put(p.datasetId, m.index, await fromSource(m), m.sha256);
+      } catch (e) {
+        throw isFreeLoaderError(e) || !lastError ? e : lastError;
+      }
+    };
+    try {
+      const all = p.units.flatMap((u) => u.morsels.map((m) => m.index));
+      await deps.store.create(p.datasetId, { morselSize: p.morselSize, planned: all });
+      const started = performance.now();
+      let morsels = 0;
+      let pending: { ids: string[]; bytes: number } = { ids: [], bytes: 0 };
+      const commit = async (): Promise<void> => {
+        if (pending.ids.length === 0) return;
+        const done = await deps.manager.request<RepairCommitResponse>(
+          'POST',
+          `/repairs/${job.id}/commit`,
+          { unitIds: pending.ids },
+        );
+        morsels += done.morsels;
+        pending = { ids: [], bytes: 0 };
+      };
+      for (const unit of p.units) {
+        await forEachBounded(unit.morsels, FETCH_IN_FLIGHT, async (m) => {
+          await fetchVerified(m);
+          reporter.add(m.length);
+        });
+        pending.ids.push(unit.unitId);
+        pending.bytes += unit.morsels.reduce((s, m) => s + m.length, 0);
+        if (pending.bytes >= COMMIT_EVERY_BYTES) await commit();
+      }
+      await commit();
+      await reporter.flush().catch(() => undefined);
+      return {
+        units: p.units.length,
+        morsels,
+        bytes: reporter.doneBytes,
+        seconds: (performance.now() - started) / 1000,
+      };
+    } finally {
+      await pools.close();
+      await source?.close();
+    }
+  };
+}

@@ -1,0 +1,274 @@
+import {
+  CAPABILITY_TTL_S,
+  FreeLoaderError,
+  REPAIR_JOB_BYTES,
+  SHA256_BYTES,
+  donorOf,
+  morselLength,
+  signCapability,
+  type Extent,
+  type RepairJobPayload,
+  type RepairMorsel,
+} from '@freeloader/protocol';
+import { byDanger, type Departure } from '../placement/repair-work.js';
+import { pickRepairDestination } from '../placement/repair-destination.js';
+import { enqueueJob } from '../repositories/jobs.js';
+import { getHashes, getPlacement } from '../repositories/placement.js';
+import {
+  markUnitsRunning,
+  pendingDeletes,
+  repairTransfers,
+  runningRepairJobs,
+  type FailureMarks,
+  type RepairableDataset,
+  type RepairUnitRow,
+} from '../repositories/repairs.js';
+import type { RepairDeps } from './repair-deps.js';
+
+/** Lifetime of a repair job's destination reservations and read capability (seconds). */
+const REPAIR_TTL_S = Math.max(CAPABILITY_TTL_S, 6 * 3600);
+
+/** The donors' situation at this tick, as dispatch needs it. */
+export interface DispatchView {
+  marks: readonly FailureMarks[];
+  departing: ReadonlyMap<string, Departure>;
+  readable: (agentId: string) => boolean;
+  datasets: ReadonlyMap<string, RepairableDataset>;
+}
+
+/** A repair job being put together: one destination, one dataset, units in danger order. */
+interface Group {
+  to: string;
+  dataset: RepairableDataset;
+  units: Array<{ unit: RepairUnitRow; morsels: RepairMorsel[]; reservationId: string }>;
+  sources: Set<string>;
+  seeds: boolean;
+  bytes: number;
+}
+
+/**
+ * Hand waiting units to destinations, most dangerous first, within the caps: a donor takes part
+ * in one repair job at a time (destination or source), so its repair traffic stays within b;
+ * jobs that read from the source are at most B / b at once. Units of one dataset that fit the
+ * same destination and sources ride in one job (up to REPAIR_JOB_BYTES), each committed alone.
+ */
+export async function dispatchRepairs(
+  deps: RepairDeps,
+  waiting: readonly RepairUnitRow[],
+  view: DispatchView,
+): Promise<number> {
+  const running = await runningRepairJobs(deps.pg);
+  const busy = new Set(running.flatMap((j) => [j.agentId, ...j.sourceAgents]));
+  const b = deps.config.repairDonorRateBps;
+  const seedRate = Math.min(b, deps.config.repairSourceRateBps);
+  let seedSlots =
+    Math.max(1, Math.floor(deps.config.repairSourceRateBps / seedRate)) -
+    running.filter((j) => j.seeds).length;
+  const transfers = await repairTransfers(deps.pg);
+  const deletes = await pendingDeletes(deps.pg);
+  const urls = new Map(
+    view.marks.map((m) => [m.id, deps.softState.heartbeatOf(m.id)?.url ?? m.url]),
+  );
+  const targets = view.marks.filter(
+    (m) =>
+      !m.revoked &&
+      !m.lost &&
+      !m.leaving &&
+      !m.bandwidthOnly &&
+      deps.softState.stateOf(m.id) === 'live',
+  );
+  const extentsOf = memo((id: string) => getPlacement(deps.pg, id));
+  const hashesOf = memo((id: string) => getHashes(deps.pg, id));
+  const groups: Group[] = [];
+
+  const ordered = [...waiting].sort((x, y) =>
+    byDanger(
+      { ...x, enqueuedAt: x.enqueuedAt.getTime() },
+      { ...y, enqueuedAt: y.enqueuedAt.getTime() },
+    ),
+  );
+  for (const unit of ordered) {
+    const dataset = view.datasets.get(unit.datasetId);
+    if (!dataset) continue;
+    const extents = await extentsOf(unit.datasetId);
+    const hashes = await hashesOf(unit.datasetId);
+    const open = groups.find(
+      (g) => g.dataset.id === unit.datasetId && g.bytes + unit.bytes <= REPAIR_JOB_BYTES,
+    );
+    const holders = holdersOf(extents, unit.morsels);
+    // Ride along in the open job when its destination may hold these morsels; its sources
+    // are this job's own, so they are not busy for it.
+    let group = open && !holders.has(open.to) ? open : undefined;
+    let plan = sourcesFor(unit, extents, view.readable, (id) =>
+      group ? !group.sources.has(id) && busy.has(id) : busy.has(id),
+    );
+    if (group && plan?.sources.has(group.to)) {
+      group = undefined;
+      plan = sourcesFor(unit, extents, view.readable, (id) => busy.has(id));
+    }
+    if (!plan) continue;
+    if (plan.seeds && !(group?.seeds ?? false) && (seedSlots <= 0 || !dataset.sourceUri)) continue;
+    const excluded = new Set([...busy, ...plan.sources, ...view.departing.keys()]);
+    for (const k of deletes) if (k.endsWith(`:${unit.datasetId}`)) excluded.add(k.split(':')[0]!);
+    const to =
+      group?.to ??
+      pickRepairDestination(
+        targets.map((t) => ({
+          id: t.id,
+          freeBytes: t.freeBytes,
+          transfers: transfers.get(t.id) ?? 0,
+        })),
+        unit.bytes,
+        holders,
+        excluded,
+      );
+    if (!to) continue;
+    let reservationId: string;
+    try {
+      const r = await deps.reservationsRepo.reserve({
+        agentId: to,
+        bytes: unit.bytes,
+        datasetId: unit.datasetId,
+        ttlSeconds: REPAIR_TTL_S,
+      });
+      reservationId = r.id;
+    } catch (e) {
+      if (e instanceof FreeLoaderError && (e.code === 'NO_SPACE' || e.code === 'AGENT_NOT_FOUND'))
+        continue;
+      throw e;
+    }
+    const target = targets.find((t) => t.id === to);
+    if (target) target.freeBytes -= unit.bytes;
+    if (!group) {
+      group = { to, dataset, units: [], sources: new Set(), seeds: false, bytes: 0 };
+      groups.push(group);
+      busy.add(to);
+    }
+    if (plan.seeds && !group.seeds) seedSlots--;
+    group.seeds ||= plan.seeds;
+    for (const s of plan.sources) {
+      group.sources.add(s);
+      busy.add(s);
+    }
+    group.bytes += unit.bytes;
+    group.units.push({
+      unit,
+      reservationId,
+      morsels: unit.morsels.map((m) => ({
+        index: m,
+        length: morselLength(dataset.sizeBytes, dataset.morselSize, m),
+        sha256: hashes.subarray(m * SHA256_BYTES, (m + 1) * SHA256_BYTES).toString('hex'),
+        donors: (plan.perMorsel.get(m) ?? []).map((id) => urls.get(id)!).filter(Boolean),
+      })),
+    });
+  }
+  for (const g of groups) await queueGroup(deps, g, g.seeds ? seedRate : b);
+  return groups.reduce((n, g) => n + g.units.length, 0);
+}
+
+/** Queue one group as a repair job for its destination and mark its units running. */
+async function queueGroup(deps: RepairDeps, g: Group, rate: number): Promise<void> {
+  const d = g.dataset;
+  const payload: RepairJobPayload = {
+    datasetId: d.id,
+    morselSize: d.morselSize,
+    readCapability: signCapability(deps.signingKeys.privateKey, {
+      ds: d.id,
+      ops: ['read'],
+      sub: `repair:${g.to}`,
+      ...(g.sources.size > 0 ? { aud: [...g.sources] } : {}),
+      exp: Math.floor(Date.now() / 1000) + REPAIR_TTL_S,
+    }),
+    ...(d.sourceUri
+      ? {
+          source: {
+            uri: d.sourceUri,
+            size: d.sizeBytes,
+            etag: d.etag,
+            lastModified: d.lastModified,
+          },
+        }
+      : {}),
+    rateBytesPerS: rate,
+    sourceAgents: [...g.sources],
+    seeds: g.seeds,
+    units: g.units.map((u) => ({ unitId: u.unit.id, morsels: u.morsels })),
+  };
+  const job = await enqueueJob(deps.pg, {
+    kind: 'repair',
+    datasetId: d.id,
+    agentId: g.to,
+    payload,
+    totalBytes: g.bytes,
+  });
+  await markUnitsRunning(
+    deps.pg,
+    job.id,
+    g.to,
+    g.units.map((u) => ({ id: u.unit.id, reservationId: u.reservationId })),
+  );
+  deps.log.info(
+    { job: job.id, dataset: d.id, to: g.to, units: g.units.length, bytes: g.bytes, rate },
+    'repair queued',
+  );
+}
+
+/**
+ * Where each morsel of a unit can be read: readable donors holding a good copy (its own copy
+ * only when its donor is leaving: still readable, and the copy is fine), none of them busy with
+ * another repair. Undefined when some morsel has holders but all are busy (wait for them);
+ * `seeds` when some morsel has no readable copy at all (only the source has it).
+ */
+export function sourcesFor(
+  unit: Pick<RepairUnitRow, 'copy' | 'morsels' | 'reason'>,
+  extents: readonly Extent[],
+  readable: (agentId: string) => boolean,
+  isBusy: (agentId: string) => boolean,
+): { perMorsel: Map<number, string[]>; sources: Set<string>; seeds: boolean } | undefined {
+  const perMorsel = new Map<number, string[]>();
+  const sources = new Set<string>();
+  let seeds = false;
+  for (const m of unit.morsels) {
+    const holders = extents
+      .filter(
+        (e) =>
+          m >= e.first &&
+          m < e.first + e.count &&
+          (e.copy !== unit.copy || unit.reason === 'leaving'),
+      )
+      .map((e) => donorOf(e, m))
+      .filter(readable);
+    if (holders.length === 0) {
+      seeds = true;
+      continue;
+    }
+    const free = holders.filter((h) => !isBusy(h));
+    if (free.length === 0) return undefined;
+    // One source per morsel keeps each donor's share within its cap; prefer one already used.
+    const pick = free.find((h) => sources.has(h)) ?? free[0]!;
+    sources.add(pick);
+    perMorsel.set(m, [pick]);
+  }
+  return { perMorsel, sources, seeds };
+}
+
+/** Every donor placement names for any of `morsels`, in any copy. */
+function holdersOf(extents: readonly Extent[], morsels: readonly number[]): Set<string> {
+  const out = new Set<string>();
+  for (const m of morsels) {
+    for (const e of extents) if (m >= e.first && m < e.first + e.count) out.add(donorOf(e, m));
+  }
+  return out;
+}
+
+function memo<T>(fn: (k: string) => Promise<T>): (k: string) => Promise<T> {
+  const cache = new Map<string, Promise<T>>();
+  return (k) => {
+    let v = cache.get(k);
+    if (!v) {
+      v = fn(k);
+      cache.set(k, v);
+    }
+    return v;
+  };
+}

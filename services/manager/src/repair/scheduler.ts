@@ -1,0 +1,159 @@
+import type pg from 'pg';
+import { getPlacement } from '../repositories/placement.js';
+import { releaseRepairLock, tryRepairLock } from '../repositories/repair-lock.js';
+import {
+  deleteFaults,
+  failureMarks,
+  faultsOf,
+  pruneRepairLog,
+  repairableDatasets,
+  repairUnits,
+  requeueOrphanedUnits,
+  syncWaitingUnits,
+  type RepairableDataset,
+  type WantedUnit,
+} from '../repositories/repairs.js';
+import { repairWorkOf, type Departure } from '../placement/repair-work.js';
+import { dispatchRepairs } from './dispatch.js';
+import { FailureClasses } from './failure-classes.js';
+import { releaseLeavers } from './leave.js';
+import type { RepairDeps } from './repair-deps.js';
+
+/**
+ * The repair loop: failure classes from soft state, the queue in PostgreSQL rebuilt from what
+ * needs repair (copies on departing donors, fault rows, missing copies), units handed to
+ * destinations within the caps, leavers released. Only the manager holding the database's
+ * repair advisory lock runs it, so two managers never schedule the same work; everything it
+ * decides is in the database, so a restarted manager carries on where the last one stopped.
+ */
+export class RepairScheduler {
+  readonly classes: FailureClasses;
+  private timer: NodeJS.Timeout | undefined;
+  private lock: pg.PoolClient | undefined;
+  private ticking: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+
+  constructor(private readonly deps: RepairDeps) {
+    this.classes = new FailureClasses(deps);
+  }
+
+  start(): void {
+    this.timer = setInterval(() => this.poke(), this.deps.config.repairTickMs);
+    this.timer.unref();
+    this.poke();
+  }
+
+  /** Look for work now (a donor died or was revoked, a donor asked to leave). */
+  poke(): void {
+    if (this.stopped) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.ticking = this.tick()
+      .then(() => undefined)
+      .catch((err: unknown) => this.deps.log.error({ err }, 'repair tick failed'))
+      .finally(() => {
+        this.ticking = undefined;
+        if (this.again) {
+          this.again = false;
+          this.poke();
+        }
+      });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.ticking;
+    if (this.lock) {
+      await releaseRepairLock(this.lock).catch(() => undefined);
+      this.lock.release();
+      this.lock = undefined;
+    }
+  }
+
+  /** One pass; false when another manager holds the scheduler lock. */
+  async tick(): Promise<boolean> {
+    if (!(await this.holdLock())) return false;
+    const { deps } = this;
+    const marks = await failureMarks(deps.pg);
+    const departing = await this.classes.update(marks);
+    const lostOrGone = new Set(marks.filter((m) => m.lost || m.revoked).map((m) => m.id));
+    const readable = (id: string): boolean =>
+      !lostOrGone.has(id) && deps.softState.stateOf(id) === 'live';
+    for (const reservation of await requeueOrphanedUnits(deps.pg)) {
+      await deps.reservationsRepo.release(reservation).catch(() => undefined);
+    }
+    const datasets = await repairableDatasets(deps.pg, [...departing.keys()]);
+    await syncWaitingUnits(deps.pg, await this.scan(datasets, departing, readable));
+    const waiting = (await repairUnits(deps.pg)).filter((u) => u.state === 'waiting');
+    await dispatchRepairs(deps, waiting, {
+      marks,
+      departing,
+      readable,
+      datasets: new Map(datasets.map((d) => [d.id, d])),
+    });
+    await releaseLeavers(
+      deps,
+      marks.filter((m) => m.leaving && !m.revoked).map((m) => m.id),
+    );
+    await pruneRepairLog(deps.pg);
+    return true;
+  }
+
+  /** What the queue should hold, leaving out runs a running unit already covers. */
+  private async scan(
+    datasets: readonly RepairableDataset[],
+    departing: ReadonlyMap<string, Departure>,
+    readable: (id: string) => boolean,
+  ): Promise<WantedUnit[]> {
+    const running = (await repairUnits(this.deps.pg)).filter((u) => u.state === 'running');
+    const wanted: WantedUnit[] = [];
+    for (const d of datasets) {
+      const faults = await faultsOf(this.deps.pg, d.id);
+      const { work, staleFaults } = repairWorkOf({
+        sizeBytes: d.sizeBytes,
+        cachedBytes: d.cachedBytes,
+        morselSize: d.morselSize,
+        replicas: d.replicas,
+        extents: await getPlacement(this.deps.pg, d.id),
+        departing,
+        readable,
+        faults,
+      });
+      for (const f of staleFaults) await deleteFaults(this.deps.pg, d.id, f.copy, [f.morsel]);
+      for (const w of work) {
+        const covered = running.some(
+          (r) =>
+            r.datasetId === d.id &&
+            r.copy === w.copy &&
+            r.first < w.first + w.count &&
+            w.first < r.first + r.count,
+        );
+        if (!covered) wanted.push({ ...w, datasetId: d.id });
+      }
+    }
+    return wanted;
+  }
+
+  private async holdLock(): Promise<boolean> {
+    if (this.lock) return true;
+    const client = await this.deps.pg.connect();
+    try {
+      if (await tryRepairLock(client)) {
+        // A broken connection loses the lock: forget it, and the next tick tries again.
+        client.on('error', () => {
+          if (this.lock === client) this.lock = undefined;
+        });
+        this.lock = client;
+        return true;
+      }
+    } catch {
+      // fall through: release the connection, try at the next tick
+    }
+    client.release();
+    return false;
+  }
+}
