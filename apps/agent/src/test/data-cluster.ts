@@ -9,6 +9,7 @@ import {
   type ImportRequest,
   type ImportResponse,
 } from '@freeloader/protocol';
+import type { Config } from '@freeloader/manager';
 import { getDataset, type GetSummary } from '../client/get-dataset.js';
 import {
   spawnAgent,
@@ -38,8 +39,12 @@ export interface DataCluster {
  *
  * @example const c = await startDataCluster(3, '64MiB'); const d = await c.importAndWait({ uri });
  */
-export async function startDataCluster(donors: number, quota: string): Promise<DataCluster> {
-  const tm = await startTestManager();
+export async function startDataCluster(
+  donors: number,
+  quota: string,
+  managerOverrides: Partial<Config> = {},
+): Promise<DataCluster> {
+  const tm = await startTestManager(managerOverrides);
   const root = await mkdtemp(join(tmpdir(), 'fl-data-'));
   const agents: SpawnedAgent[] = [];
   const agentDirs = Array.from({ length: donors }, (_, i) => join(root, `agent-${i + 1}`));

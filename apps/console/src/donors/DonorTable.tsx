@@ -87,7 +87,13 @@ export function DonorTable({ agents }: { agents: readonly AgentView[] }) {
                     </Text>
                   </Table.Td>
                   <Table.Td miw={76}>
-                    <StateBadge state={a.state} />
+                    <Stack gap={2} align="flex-start">
+                      <StateBadge state={a.state} />
+                      {/* Repair's view: offline (not read, not repaired yet), lost, leaving. */}
+                      {a.failureClass && a.failureClass !== 'online' && (
+                        <StateBadge state={a.failureClass} />
+                      )}
+                    </Stack>
                   </Table.Td>
                   <Table.Td>
                     <Usage a={a} />

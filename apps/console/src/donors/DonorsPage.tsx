@@ -4,8 +4,12 @@ import { ErrorAlert, Loading } from '../ui/feedback';
 import { DonorHistory } from './DonorHistory';
 import { DonorTable } from './DonorTable';
 import { JoinTokens } from './JoinTokens';
+import { RepairQueue } from './RepairQueue';
 
-/** Donors (admin): live/stale/dead, space, serving, throttle, heartbeats; join tokens. */
+/**
+ * Donors (admin): live/stale/dead and offline/lost/leaving, space, serving, throttle, heartbeats;
+ * the repair queue; join tokens.
+ */
 export function DonorsPage() {
   const me = useMe().data;
   const admin = me?.role === 'admin';
@@ -36,6 +40,9 @@ export function DonorsPage() {
         ) : (
           <DonorTable agents={agents.data} />
         )}
+      </Paper>
+      <Paper withBorder p="md" component="section" aria-label="repair">
+        <RepairQueue />
       </Paper>
       <Paper withBorder p="md" component="section" aria-label="donor history">
         <DonorHistory />

@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import type { DonorRateView } from '@freeloader/protocol';
+import type { DonorRateView, RepairQueueView } from '@freeloader/protocol';
 import { api } from '../api/client';
 
 /**
@@ -12,5 +12,14 @@ export const useDonorRates = (enabled = true) =>
     queryFn: async () =>
       new Map((await api<DonorRateView[]>('GET', '/rates')).map((r) => [r.agentId, r])),
     refetchInterval: 10_000,
+    enabled,
+  });
+
+/** The repair queue (waiting and running units, bytes, rate, ETA), refreshed every 3 s. */
+export const useRepairQueue = (enabled = true) =>
+  useQuery({
+    queryKey: ['repairs'] as const,
+    queryFn: () => api<RepairQueueView>('GET', '/repairs'),
+    refetchInterval: 3_000,
     enabled,
   });

@@ -13,6 +13,9 @@ const COLORS: Record<string, string> = {
   failed: 'red',
   dead: 'red',
   revoked: 'dark',
+  offline: 'yellow',
+  lost: 'red',
+  leaving: 'grape',
 };
 
 /** A state (dataset, job, donor) as a coloured badge; the text is the state itself. */

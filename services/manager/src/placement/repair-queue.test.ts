@@ -89,10 +89,18 @@ describe('byDanger', () => {
 });
 
 describe('stripeUnits', () => {
+  const ext = (first: number, count: number, unit: number): Extent => ({
+    copy: 0,
+    first,
+    count,
+    unit,
+    phase: 0,
+    donors: ['a'],
+  });
   it.each([
     [
       'unit 1',
-      { copy: 0, first: 0, count: 4, unit: 1, phase: 0, donors: ['a'] },
+      ext(0, 4, 1),
       1,
       3,
       [
@@ -102,7 +110,7 @@ describe('stripeUnits', () => {
     ],
     [
       'unit 4, clipped to the extent',
-      { copy: 0, first: 2, count: 10, unit: 4, phase: 0, donors: ['a'] },
+      ext(2, 10, 4),
       7,
       12,
       [
@@ -111,7 +119,7 @@ describe('stripeUnits', () => {
       ],
     ],
   ] as const)('%s', (_, e, from, to, want) => {
-    expect(stripeUnits(e as Extent, from, to)).toEqual(want);
+    expect(stripeUnits(e, from, to)).toEqual(want);
   });
 });
 

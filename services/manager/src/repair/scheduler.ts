@@ -9,6 +9,8 @@ import {
   repairableDatasets,
   repairUnits,
   requeueOrphanedUnits,
+  cancelJobs,
+  unfinishedRepairJobs,
   syncWaitingUnits,
   type RepairableDataset,
   type WantedUnit,
@@ -18,6 +20,9 @@ import { dispatchRepairs } from './dispatch.js';
 import { FailureClasses } from './failure-classes.js';
 import { releaseLeavers } from './leave.js';
 import type { RepairDeps } from './repair-deps.js';
+
+/** A running repair job silent this long (no progress, no commit) is given up (seconds). */
+const REPAIR_JOB_SILENT_S = 120;
 
 /**
  * The repair loop: failure classes from soft state, the queue in PostgreSQL rebuilt from what
@@ -83,6 +88,7 @@ export class RepairScheduler {
     const lostOrGone = new Set(marks.filter((m) => m.lost || m.revoked).map((m) => m.id));
     const readable = (id: string): boolean =>
       !lostOrGone.has(id) && deps.softState.stateOf(id) === 'live';
+    await this.dropStuckJobs(readable);
     for (const reservation of await requeueOrphanedUnits(deps.pg)) {
       await deps.reservationsRepo.release(reservation).catch(() => undefined);
     }
@@ -136,6 +142,30 @@ export class RepairScheduler {
       }
     }
     return wanted;
+  }
+
+  /**
+   * Repair jobs that will not finish: queued for a destination that is not live, running on one
+   * lost or revoked, or silent past REPAIR_JOB_SILENT_S (its agent crashed and never came back
+   * to finish it). Their units are requeued for another destination.
+   */
+  private async dropStuckJobs(readable: (id: string) => boolean): Promise<void> {
+    const jobs = await unfinishedRepairJobs(this.deps.pg);
+    const stuck = jobs.filter(
+      (j) =>
+        (j.state === 'queued' && this.deps.softState.stateOf(j.agentId) !== 'live') ||
+        (j.state === 'running' &&
+          !readable(j.agentId) &&
+          this.deps.softState.stateOf(j.agentId) !== 'stale') ||
+        (j.state === 'running' && j.silentS > REPAIR_JOB_SILENT_S),
+    );
+    if (stuck.length === 0) return;
+    await cancelJobs(
+      this.deps.pg,
+      stuck.map((j) => j.id),
+      'repair job abandoned: destination gone or silent',
+    );
+    this.deps.log.warn({ jobs: stuck.map((j) => j.id) }, 'repair jobs abandoned; units requeued');
   }
 
   private async holdLock(): Promise<boolean> {

@@ -428,6 +428,31 @@ export async function runningRepairJobs(
   return rows.map((r) => ({ agentId: r.agent_id, sourceAgents: r.sources ?? [], seeds: r.seeds }));
 }
 
+/** Unfinished repair jobs: id, destination, state, and seconds since they last reported. */
+export async function unfinishedRepairJobs(
+  db: Queryable,
+): Promise<Array<{ id: string; agentId: string; state: string; silentS: number }>> {
+  const { rows } = await db.query<{ id: string; agent_id: string; state: string; silent: number }>(
+    `SELECT id, agent_id, state, extract(epoch FROM now() - updated_at)::float8 AS silent
+     FROM jobs WHERE kind = 'repair' AND state IN ('queued', 'running')`,
+  );
+  return rows.map((r) => ({ id: r.id, agentId: r.agent_id, state: r.state, silentS: r.silent }));
+}
+
+/** Give up on repair jobs (their units go back to waiting at the next requeue). */
+export async function cancelJobs(
+  db: Queryable,
+  ids: readonly string[],
+  why: string,
+): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(
+    `UPDATE jobs SET state = 'cancelled', error = $2, updated_at = now()
+     WHERE id = ANY($1::uuid[]) AND state IN ('queued', 'running')`,
+    [ids, why],
+  );
+}
+
 /** `agentId:datasetId` of every delete job not yet run (a destination must not race them). */
 export async function pendingDeletes(db: Queryable): Promise<Set<string>> {
   const { rows } = await db.query<{ k: string }>(
