@@ -3,6 +3,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { ApiError, type Api, type LocalState } from './api';
 import { BandwidthCard } from './BandwidthCard';
 import { EnrollCard } from './EnrollCard';
+import { LeaveCard } from './LeaveCard';
 import { STATE_LABEL } from './format';
 import { PauseCard } from './PauseCard';
 import { QuotaCard } from './QuotaCard';
@@ -109,6 +110,7 @@ export function SettingsPage({ api, onUnauthorized }: { api: Api; onUnauthorized
             <QuotaCard state={state} api={api} act={act} />
             <BandwidthCard state={state} api={api} act={act} />
             <ScheduleCard state={state} api={api} act={act} />
+            <LeaveCard state={state} api={api} act={act} />
           </>
         ) : (
           // First run: nothing to set until this computer has joined a cache.

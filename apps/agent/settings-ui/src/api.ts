@@ -68,6 +68,7 @@ export function api(token: string) {
     pause: (span: PauseRequest['span']) => call<LocalState>(token, 'POST', 'api/pause', { span }),
     resume: () => call<LocalState>(token, 'POST', 'api/resume'),
     enroll: (req: EnrollLocal) => call<LocalState>(token, 'POST', 'api/enroll', req),
+    leave: () => call<LocalState>(token, 'POST', 'api/leave'),
   };
 }
 export type Api = ReturnType<typeof api>;

@@ -11,6 +11,11 @@ export interface SettingsBackend {
   resume(): Promise<void>;
   /** Owner input reported by the tray (or a test simulating the owner). */
   reportIdle(idleMs: number): Promise<void>;
+  /**
+   * Leave the cache gracefully (the manager moves this donor's copies, then releases it);
+   * resolves once the manager accepted. Only an enrolled daemon offers it.
+   */
+  leave?(): Promise<void>;
   /** First-run enrollment; only a backend that is not enrolled yet offers it. */
   enroll?(req: EnrollLocal): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import type { LeaveProgress } from '@freeloader/protocol';
 import { GovernorSettingsSchema, type GovernorSettings } from '../governor/governor-settings.js';
 import type { RelocationProgress } from '../relocation/relocation-tracker.js';
 
@@ -73,4 +74,6 @@ export interface LocalState {
     settings: GovernorSettings;
   };
   relocation: RelocationProgress;
+  /** A graceful leave under way (or done): copies still to move elsewhere. */
+  leave?: LeaveProgress;
 }

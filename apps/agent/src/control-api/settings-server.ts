@@ -120,6 +120,12 @@ export function buildSettingsApp(
     await backend().reportIdle(req.body.idleMs);
     return reply.code(204).send();
   });
+  r.post('/api/leave', async () => {
+    const b = backend();
+    if (!b.leave) throw new FreeLoaderError('CONFLICT', 'this agent has not joined a cache');
+    await b.leave();
+    return backend().state();
+  });
   r.post('/api/enroll', { schema: { body: EnrollLocal } }, async (req) => {
     const b = backend();
     if (!b.enroll) throw new FreeLoaderError('CONFLICT', 'this agent is enrolled already');

@@ -93,6 +93,8 @@ export class AgentDaemon extends EventEmitter {
   private servedBytes = 0;
   private lastBeat = { at: performance.now(), served: 0 };
   private reconciled = false;
+  /** How far a graceful leave has come (set once one started). */
+  leaveProgress: LeaveProgress | undefined;
   private stopping = false;
 
   private constructor(
@@ -335,9 +337,13 @@ export class AgentDaemon extends EventEmitter {
    * every poll. Once released, the local store is emptied (nothing here is placed any more).
    */
   async leave(onProgress?: (p: LeaveProgress) => void): Promise<void> {
+    const report = (p: LeaveProgress): void => {
+      this.leaveProgress = p;
+      onProgress?.(p);
+    };
     let p = await this.manager.request<LeaveProgress>('POST', '/agents/me/leave', {});
     while (!p.released && !this.stopping) {
-      onProgress?.(p);
+      report(p);
       await new Promise((r) => setTimeout(r, LEAVE_POLL_MS));
       try {
         p = await this.manager.request<LeaveProgress>('GET', '/agents/me/leave');
@@ -348,7 +354,7 @@ export class AgentDaemon extends EventEmitter {
       }
     }
     if (this.stopping) throw new FreeLoaderError('UNAVAILABLE', 'agent stopped before it left');
-    onProgress?.({ ...p, released: true, remainingMorsels: 0, remainingBytes: 0 });
+    report({ ...p, released: true, remainingMorsels: 0, remainingBytes: 0 });
     for (const d of await this.store.list()) await this.store.free(d.datasetId);
     this.log.info('left the cache: released by the manager, store emptied');
   }

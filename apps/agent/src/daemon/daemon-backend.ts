@@ -17,6 +17,13 @@ export class DaemonBackend implements SettingsBackend {
     private readonly info: DaemonInfo,
   ) {}
 
+  /** Start leaving; the moves run in the background, their progress shows in the state. */
+  async leave(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.daemon.leave(() => resolve()).catch(reject);
+    });
+  }
+
   state(): LocalState {
     const d = this.daemon;
     const g = d.governance.status();
@@ -48,6 +55,7 @@ export class DaemonBackend implements SettingsBackend {
         settings: g.settings,
       },
       relocation: { ...d.relocation.snapshot(), retainedBytes: d.store.retiredBytes },
+      ...(d.leaveProgress ? { leave: d.leaveProgress } : {}),
     };
   }
 

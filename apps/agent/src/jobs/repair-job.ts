@@ -4,7 +4,6 @@ import {
   FreeLoaderError,
   isFreeLoaderError,
   type RepairCommitResponse,
-  type RepairJobPayload,
   type RepairMorsel,
 } from '@freeloader/protocol';
 import { openSource, type Source } from '@freeloader/sources';
@@ -86,26 +85,43 @@ export function repairJobHandler(deps: RepairDeps): JobHandler {
       await deps.store.create(p.datasetId, { morselSize: p.morselSize, planned: all });
       const started = performance.now();
       let morsels = 0;
-      let pending: { ids: string[]; bytes: number } = { ids: [], bytes: 0 };
-      const commit = async (): Promise<void> => {
-        if (pending.ids.length === 0) return;
-        const done = await deps.manager.request<RepairCommitResponse>(
-          'POST',
-          `/repairs/${job.id}/commit`,
-          { unitIds: pending.ids },
-        );
-        morsels += done.morsels;
-        pending = { ids: [], bytes: 0 };
-      };
-      for (const unit of p.units) {
-        await forEachBounded(unit.morsels, FETCH_IN_FLIGHT, async (m) => {
-          await fetchVerified(m);
-          reporter.add(m.length);
+      let pending: string[] = [];
+      let pendingBytes = 0;
+      // Commits run one at a time, in the order units completed.
+      let committing = Promise.resolve();
+      const commit = (): Promise<void> => {
+        const unitIds = pending;
+        pending = [];
+        pendingBytes = 0;
+        committing = committing.then(async () => {
+          if (unitIds.length === 0) return;
+          const done = await deps.manager.request<RepairCommitResponse>(
+            'POST',
+            `/repairs/${job.id}/commit`,
+            { unitIds },
+          );
+          morsels += done.morsels;
         });
-        pending.ids.push(unit.unitId);
-        pending.bytes += unit.morsels.reduce((s, m) => s + m.length, 0);
-        if (pending.bytes >= COMMIT_EVERY_BYTES) await commit();
-      }
+        return committing;
+      };
+      // Units are often a single morsel (a stripe unit): fetch across units, so FETCH_IN_FLIGHT
+      // morsels are always moving, and commit each unit once all of its morsels are stored.
+      const left = new Map(p.units.map((u) => [u.unitId, u.morsels.length]));
+      const items = p.units.flatMap((u) => u.morsels.map((m) => ({ unitId: u.unitId, m })));
+      let lastStored = started;
+      await forEachBounded(items, FETCH_IN_FLIGHT, async ({ unitId, m }) => {
+        await fetchVerified(m);
+        lastStored = performance.now();
+        reporter.add(m.length);
+        const remaining = left.get(unitId)! - 1;
+        left.set(unitId, remaining);
+        if (remaining > 0) return;
+        pending.push(unitId);
+        pendingBytes += p.units
+          .find((u) => u.unitId === unitId)!
+          .morsels.reduce((sum, x) => sum + x.length, 0);
+        if (pendingBytes >= COMMIT_EVERY_BYTES) await commit();
+      });
       await commit();
       await reporter.flush().catch(() => undefined);
       return {
@@ -113,6 +129,8 @@ export function repairJobHandler(deps: RepairDeps): JobHandler {
         morsels,
         bytes: reporter.doneBytes,
         seconds: (performance.now() - started) / 1000,
+        // From the first byte asked for to the last morsel stored: the rate the cap allowed.
+        transferSeconds: (lastStored - started) / 1000,
       };
     } finally {
       await pools.close();
