@@ -8,7 +8,8 @@ import { useRepairQueue } from './queries';
 /** Units listed on the page (the counts cover the whole queue). */
 const SHOWN = 20;
 
-function Summary({ q }: { q: RepairQueueView }) {
+/** One line: what is left to re-create, how fast, and when a silent donor counts as lost. */
+export function RepairSummary({ q }: { q: RepairQueueView }) {
   const morsels = q.waitingMorsels + q.runningMorsels;
   return (
     <Text size="sm" aria-label="repair summary">
@@ -43,7 +44,7 @@ export function RepairQueue() {
         <ErrorAlert error={q.error} />
       ) : (
         <>
-          <Summary q={q.data} />
+          <RepairSummary q={q.data} />
           {q.data.units.length > 0 && (
             <Table verticalSpacing={4} aria-label="repair queue">
               <Table.Thead>
