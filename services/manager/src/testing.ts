@@ -7,3 +7,5 @@
 export { freePort } from './testing/free-port.js';
 export { setPlacement } from './repositories/placement.js';
 export type { NewDataset } from './repositories/namespace.js';
+export { createScratchDatabase, type ScratchDatabase } from './db/scratch-database.js';
+export { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';

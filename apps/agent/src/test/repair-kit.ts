@@ -5,6 +5,7 @@ import {
   type DatasetMap,
   type FailureClass,
 } from '@freeloader/protocol';
+import type { ManagerClient } from '../manager-client.js';
 import { internalsOf, waitFor, type TestManager } from './cluster-harness.js';
 
 /** Test helpers for repair (issue 15): copies per morsel, failure classes, raw queue rows. */
@@ -27,14 +28,33 @@ export interface RepairKit {
 }
 
 /**
+ * The kit over an in-process test manager.
+ *
  * @example const k = repairKit(c.tm); await k.setReplicas(id, 2); await k.waitForCopies(id, 2);
  */
 export function repairKit(tm: TestManager): RepairKit {
-  const query: RepairKit['query'] = async (sql, params = []) => {
-    const pg = internalsOf(tm.manager).pg as unknown as {
-      query(sql: string, params: unknown[]): Promise<{ rows: never[] }>;
-    };
-    return (await pg.query(sql, params)).rows;
+  return repairKitOver({
+    admin: () => tm.admin,
+    query: async (sql, params = []) => {
+      const pg = internalsOf(tm.manager).pg as unknown as {
+        query(sql: string, params: unknown[]): Promise<{ rows: never[] }>;
+      };
+      return (await pg.query(sql, params)).rows;
+    },
+  });
+}
+
+/** The kit over any manager: an admin client (looked up per call) and its database. */
+export function repairKitOver(m: {
+  admin: () => ManagerClient;
+  query: RepairKit['query'];
+}): RepairKit {
+  const query = m.query;
+  const tm = {
+    get admin() {
+      return m.admin();
+    },
+    agents: () => m.admin().request<AgentView[]>('GET', '/agents'),
   };
   const copies = async (datasetId: string): Promise<string[][]> => {
     const map = await tm.admin.request<DatasetMap>('GET', `/datasets/${datasetId}/map`);

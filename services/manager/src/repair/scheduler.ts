@@ -88,7 +88,7 @@ export class RepairScheduler {
     const lostOrGone = new Set(marks.filter((m) => m.lost || m.revoked).map((m) => m.id));
     const readable = (id: string): boolean =>
       !lostOrGone.has(id) && deps.softState.stateOf(id) === 'live';
-    await this.dropStuckJobs(readable);
+    await this.dropStuckJobs((id) => lostOrGone.has(id) || deps.softState.stateOf(id) === 'dead');
     for (const reservation of await requeueOrphanedUnits(deps.pg)) {
       await deps.reservationsRepo.release(reservation).catch(() => undefined);
     }
@@ -145,19 +145,15 @@ export class RepairScheduler {
   }
 
   /**
-   * Repair jobs that will not finish: queued for a destination that is not live, running on one
-   * lost or revoked, or silent past REPAIR_JOB_SILENT_S (its agent crashed and never came back
-   * to finish it). Their units are requeued for another destination.
+   * Repair jobs that will not finish: their destination is dead, lost or revoked, or the job is
+   * silent past REPAIR_JOB_SILENT_S (its agent crashed and never came back to finish it). Their
+   * units are requeued for another destination. (Right after a manager restart every agent is
+   * stale until it heartbeats, not dead: nothing is dropped for that.)
    */
-  private async dropStuckJobs(readable: (id: string) => boolean): Promise<void> {
+  private async dropStuckJobs(gone: (id: string) => boolean): Promise<void> {
     const jobs = await unfinishedRepairJobs(this.deps.pg);
     const stuck = jobs.filter(
-      (j) =>
-        (j.state === 'queued' && this.deps.softState.stateOf(j.agentId) !== 'live') ||
-        (j.state === 'running' &&
-          !readable(j.agentId) &&
-          this.deps.softState.stateOf(j.agentId) !== 'stale') ||
-        (j.state === 'running' && j.silentS > REPAIR_JOB_SILENT_S),
+      (j) => gone(j.agentId) || (j.state === 'running' && j.silentS > REPAIR_JOB_SILENT_S),
     );
     if (stuck.length === 0) return;
     await cancelJobs(
