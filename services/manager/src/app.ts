@@ -27,6 +27,7 @@ import donorLoss from './placement/donor-loss.js';
 import cacheRoom from './prefix/cache-room.js';
 import prefixCaching from './prefix/plugin.js';
 import historyPlugin from './history/plugin.js';
+import jobSweeps from './jobs/job-sweeps.js';
 
 export interface BuildOptions extends SoftStatePluginOptions {
   /** Where log lines go instead of stdout (tests read them back). */
@@ -111,6 +112,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(prefixCaching, { timers: opts.timers });
     await app.register(cacheRoom);
     await app.register(historyPlugin, { timers: opts.timers });
+    await app.register(jobSweeps, { timers: opts.timers });
     await app.register(authPlugin);
     await app.register(api, { prefix: '/api/v1' });
     await app.register(consolePlugin);

