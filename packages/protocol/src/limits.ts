@@ -49,6 +49,11 @@ export const JOB_LEASE_MS = 60_000;
 export const MAX_JOB_ATTEMPTS = 3;
 /** Job ids one heartbeat may list as running (an agent runs a handful at a time). */
 export const MAX_HEARTBEAT_JOBS = 64;
+/**
+ * How long `import --wait` and `get` wait for a manager that went away (restart, database
+ * down) before they give up (milliseconds).
+ */
+export const MANAGER_OUTAGE_PATIENCE_MS = 10 * 60_000;
 /** Default time a finished (done, failed, cancelled) job is kept before it is pruned (ms). */
 export const JOB_RETENTION_MS = 7 * 24 * 3600 * 1000;
 

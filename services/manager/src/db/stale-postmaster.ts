@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { readFile, unlink } from 'node:fs/promises';
+import { readFile, realpath, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FreeLoaderError } from '@freeloader/protocol';
 import { classifyPostmaster, type ProcessInfo } from './postmaster-holder.js';
@@ -24,7 +24,9 @@ export async function clearStalePostmaster(
 ): Promise<void> {
   const lockPath = join(dataDir, 'postmaster.pid');
   const lockFile = await readFile(lockPath, 'utf8').catch(() => null);
-  const holder = classifyPostmaster(lockFile, dataDir, procInfo);
+  // The server was started on the real path (older versions linked the data elsewhere).
+  const real = await realpath(dataDir).catch(() => dataDir);
+  const holder = classifyPostmaster(lockFile, real, procInfo);
   switch (holder.kind) {
     case 'none':
       return;
