@@ -7,6 +7,7 @@ import { errorHandler, notFoundBody } from './error-handler.js';
 import configPlugin from './plugins/config.js';
 import consolePlugin from './plugins/console.js';
 import cookiePlugin from './plugins/cookie.js';
+import metricsPlugin from './plugins/metrics.js';
 import migrationsPlugin from './plugins/migrations.js';
 import postgresPlugin from './plugins/postgres.js';
 import swaggerPlugin from './plugins/swagger.js';
@@ -89,6 +90,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(configPlugin, { config });
     await app.register(postgresPlugin);
     await app.register(migrationsPlugin);
+    await app.register(metricsPlugin);
     await app.register(swaggerPlugin);
     await app.register(cookiePlugin);
     // Application plugins: repositories, keys, soft state, auth decorations.

@@ -7,3 +7,4 @@
 export { freePort } from './testing/free-port.js';
 export { setPlacement } from './repositories/placement.js';
 export type { NewDataset } from './repositories/namespace.js';
+export { parsePrometheusText, type MetricFamily } from './testing/prometheus-text.js';

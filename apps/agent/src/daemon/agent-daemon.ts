@@ -28,6 +28,7 @@ import { RetiringStore } from '../store/retiring-store.js';
 import { loadIdentity, type Identity } from '../state/identity.js';
 import { loadSettings, saveSettings } from '../state/settings-file.js';
 import type { AgentStatus } from './agent-status.js';
+import { installAgentMetrics } from './agent-metrics.js';
 import { agentAuthorization, JoinDiagnostics } from './diagnostics.js';
 import { checkQuotaFits, diskShort } from '../store/disk-space.js';
 import { enroll } from './enrollment.js';
@@ -165,6 +166,12 @@ export class AgentDaemon extends EventEmitter {
       },
       this.log,
     );
+    installAgentMetrics(this.service, {
+      servedBytes: () => this.servedBytes,
+      governor: () => this.governance.status().decision,
+      jobs: () => ({ running: this.jobs.active, reportsPending: this.reports.size }),
+      usage: () => this.store.usage(),
+    });
     this.jobs = new JobRunner(
       this.manager,
       {

@@ -10,7 +10,8 @@ import {
   type TransferView,
 } from '@freeloader/protocol';
 import { generateContent, startTestServer, type TestServer } from '@freeloader/sources/testing';
-import { internalsOf, waitFor } from '../test/cluster-harness.js';
+import { parsePrometheusText, type MetricFamily } from '@freeloader/manager/testing';
+import { internalsOf, waitFor, waitForAgentState } from '../test/cluster-harness.js';
 import { spawnCli } from '../test/processes.js';
 import { sha256Hex, startDataCluster, type DataCluster } from '../test/data-cluster.js';
 
@@ -102,6 +103,8 @@ describe('a manager outage during an import', { timeout: 240_000 }, () => {
 
   it('`import --wait` rides out a manager restart mid-import and exits 0', async () => {
     const src = await slowSource(62);
+    // A restarted manager has not heard from the donor yet (see the test above).
+    await waitForAgentState(c.tm, c.agents[0]!.agentId, 'live');
     const { token } = await c.tm.admin.request<LoginResponse>('POST', '/auth/login', {
       username: 'admin',
       password: c.tm.adminPassword,
@@ -139,5 +142,47 @@ describe('a manager outage during an import', { timeout: 240_000 }, () => {
     expect(stderr.match(/manager unavailable/g)).toHaveLength(1);
     expect(stderr).toMatch(/ready: /);
     expect((await c.get('outage/rides.bin')).sha256).toBe(sha256Hex(src.content));
+  });
+});
+
+describe('/metrics after the outage', () => {
+  const value = (families: MetricFamily[], name: string, labels?: Record<string, string>) => {
+    const f = families.find((x) => x.name === name);
+    const m = f?.metrics.find((x) =>
+      Object.entries(labels ?? {}).every(([k, v]) => x.labels?.[k] === v),
+    );
+    if (!m?.value) throw new Error(`no ${name} ${JSON.stringify(labels ?? {})} in the scrape`);
+    return Number(m.value);
+  };
+  const scrape = async (url: string) => {
+    const res = await fetch(url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    return parsePrometheusText(await res.text());
+  };
+
+  it('the agent and the manager answer the Prometheus text format', async () => {
+    const src = await startTestServer({ size: 2 * MiB + 5, seed: 63 });
+    sources.push(src);
+    await waitForAgentState(c.tm, c.agents[0]!.agentId, 'live');
+    expect((await c.importAndWait({ uri: src.url, name: 'metrics/read.bin' })).state).toBe('ready');
+    expect((await c.get('metrics/read.bin')).sha256).toBe(sha256Hex(src.content));
+
+    const agent = await scrape(`${c.agents[0]!.url}/metrics`);
+    expect(value(agent, 'freeloader_agent_served_bytes_total')).toBeGreaterThanOrEqual(2 * MiB);
+    expect(value(agent, 'freeloader_agent_job_reports_pending')).toBe(0);
+    expect(value(agent, 'freeloader_agent_jobs_running')).toBe(0);
+    expect(value(agent, 'freeloader_agent_store_bytes', { kind: 'quota' })).toBe(64 * MiB);
+    expect(agent.find((f) => f.name === 'freeloader_agent_governor_state')?.metrics).toHaveLength(
+      1,
+    );
+    expect(agent.some((f) => f.name === 'freeloader_agent_governor_cap_bytes_per_second')).toBe(
+      true,
+    );
+
+    const manager = await scrape(`${c.tm.url}/metrics`);
+    expect(value(manager, 'freeloader_heartbeats_total', { outcome: 'ok' })).toBeGreaterThan(0);
+    expect(value(manager, 'freeloader_datasets', { state: 'ready' })).toBeGreaterThanOrEqual(1);
+    expect(value(manager, 'freeloader_jobs', { kind: 'import', state: 'failed' })).toBe(1);
   });
 });
