@@ -50,6 +50,11 @@ export const MAX_JOB_ATTEMPTS = 3;
 /** Job ids one heartbeat may list as running (an agent runs a handful at a time). */
 export const MAX_HEARTBEAT_JOBS = 64;
 /**
+ * How long a manager starting on an external PostgreSQL (DATABASE_URL) waits for it to accept
+ * connections, retrying with backoff, before it gives up (milliseconds).
+ */
+export const DATABASE_STARTUP_WAIT_MS = 5 * 60_000;
+/**
  * How long `import --wait` and `get` wait for a manager that went away (restart, database
  * down) before they give up (milliseconds).
  */

@@ -7,6 +7,7 @@ import { loadConfig, type Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
 import { chooseEmbeddedPort } from './db/embedded-port.js';
 import { clearStalePostmaster } from './db/stale-postmaster.js';
+import { waitForDatabase } from './db/wait-for-database.js';
 
 export interface RunningManager {
   /** Base URL, e.g. `http://127.0.0.1:7400`. */
@@ -48,6 +49,10 @@ export async function startManager(
     if (!config.databaseUrl) {
       ({ embedded, note: pgPortNote } = await startEmbedded(config, notice));
       config = { ...config, databaseUrl: embedded.url };
+    } else {
+      // An external server may still be starting (or restarting): wait for it with backoff.
+      // (The app and its logger do not exist yet: the operator sees it on stderr at once.)
+      await waitForDatabase(config.databaseUrl, (m) => console.error(`manager: ${m}`));
     }
     app = await buildApp(config, opts);
     for (const message of early.splice(0)) app.log.warn(message);
