@@ -1,4 +1,5 @@
 import { Agent, fetch as undiciFetch } from 'undici';
+import { backoffDelay } from './backoff.js';
 import {
   FreeLoaderError,
   type EnrollRequest,
@@ -9,6 +10,25 @@ import {
 
 /** How long one call to the manager may take before it counts as unreachable (milliseconds). */
 const MANAGER_CALL_TIMEOUT_MS = 15_000;
+
+/**
+ * How a command rides out a manager outage (restart, database down): its reads (GET) are
+ * retried with backoff while the manager is unreachable or answers UNAVAILABLE, for up to
+ * `patienceMs`; `say` gets one line when an outage starts.
+ */
+export interface OutagePolicy {
+  patienceMs: number;
+  say(line: string): void;
+}
+
+/** Delay bounds between reads retried through an outage (milliseconds). */
+const OUTAGE_RETRY_BASE_MS = 500;
+const OUTAGE_RETRY_MAX_MS = 5_000;
+
+/** Whether `e` says the manager is away (unreachable, restarting, its database down). */
+export function isManagerAway(e: unknown): boolean {
+  return e instanceof FreeLoaderError && e.code === 'UNAVAILABLE';
+}
 
 export type Credentials =
   | { kind: 'none' }
@@ -31,11 +51,41 @@ export class ManagerClient {
     this.dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 8 });
   }
 
+  private outages: OutagePolicy | undefined;
+  private inOutage = false;
+
   setCredentials(credentials: Credentials): void {
     this.credentials = credentials;
   }
 
+  /** Ride out manager outages on reads from now on (see {@link OutagePolicy}). */
+  rideOutOutages(policy: OutagePolicy): void {
+    this.outages = policy;
+  }
+
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const policy = method === 'GET' ? this.outages : undefined;
+    if (!policy) return this.requestOnce<T>(method, path, body);
+    const giveUpAt = performance.now() + policy.patienceMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const result = await this.requestOnce<T>(method, path, body);
+        this.inOutage = false;
+        return result;
+      } catch (e) {
+        if (!isManagerAway(e) || performance.now() > giveUpAt) throw e;
+        if (!this.inOutage) {
+          this.inOutage = true;
+          policy.say(`manager unavailable (${(e as Error).message}); retrying until it is back`);
+        }
+        await new Promise((r) =>
+          setTimeout(r, backoffDelay(attempt, OUTAGE_RETRY_BASE_MS, OUTAGE_RETRY_MAX_MS)),
+        );
+      }
+    }
+  }
+
+  private async requestOnce<T>(method: string, path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const auth = authorization(this.credentials);

@@ -39,6 +39,28 @@ export const HEARTBEAT_INTERVAL_MS = 5_000;
 export const STALE_AFTER_MS = 15_000;
 /** Silence after which an agent is dead (milliseconds). */
 export const DEAD_AFTER_MS = 120_000;
+/**
+ * How long a claimed job stays its agent's without news (milliseconds): the agent renews the
+ * lease with every heartbeat that lists the job and every progress report; once it lapses the
+ * manager re-queues the job (or fails it after MAX_JOB_ATTEMPTS).
+ */
+export const JOB_LEASE_MS = 60_000;
+/** Claims of one job before a lapsed lease fails it instead of re-queuing it. */
+export const MAX_JOB_ATTEMPTS = 3;
+/** Job ids one heartbeat may list as running (an agent runs a handful at a time). */
+export const MAX_HEARTBEAT_JOBS = 64;
+/**
+ * How long a manager starting on an external PostgreSQL (DATABASE_URL) waits for it to accept
+ * connections, retrying with backoff, before it gives up (milliseconds).
+ */
+export const DATABASE_STARTUP_WAIT_MS = 5 * 60_000;
+/**
+ * How long `import --wait` and `get` wait for a manager that went away (restart, database
+ * down) before they give up (milliseconds).
+ */
+export const MANAGER_OUTAGE_PATIENCE_MS = 10 * 60_000;
+/** Default time a finished (done, failed, cancelled) job is kept before it is pruned (ms). */
+export const JOB_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
 /**
  * Silence after which an offline donor is *lost* and its copies are repaired, when too few

@@ -7,6 +7,7 @@ import { errorHandler, notFoundBody } from './error-handler.js';
 import configPlugin from './plugins/config.js';
 import consolePlugin from './plugins/console.js';
 import cookiePlugin from './plugins/cookie.js';
+import metricsPlugin from './plugins/metrics.js';
 import migrationsPlugin from './plugins/migrations.js';
 import postgresPlugin from './plugins/postgres.js';
 import swaggerPlugin from './plugins/swagger.js';
@@ -28,6 +29,7 @@ import repairPlugin from './repair/plugin.js';
 import cacheRoom from './prefix/cache-room.js';
 import prefixCaching from './prefix/plugin.js';
 import historyPlugin from './history/plugin.js';
+import jobSweeps from './jobs/job-sweeps.js';
 
 export interface BuildOptions extends SoftStatePluginOptions {
   /** Where log lines go instead of stdout (tests read them back). */
@@ -89,6 +91,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(configPlugin, { config });
     await app.register(postgresPlugin);
     await app.register(migrationsPlugin);
+    await app.register(metricsPlugin);
     await app.register(swaggerPlugin);
     await app.register(cookiePlugin);
     // Application plugins: repositories, keys, soft state, auth decorations.
@@ -113,6 +116,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(prefixCaching, { timers: opts.timers });
     await app.register(cacheRoom);
     await app.register(historyPlugin, { timers: opts.timers });
+    await app.register(jobSweeps, { timers: opts.timers });
     await app.register(authPlugin);
     await app.register(api, { prefix: '/api/v1' });
     await app.register(consolePlugin);

@@ -9,6 +9,8 @@ import {
   HEARTBEAT_INTERVAL_MS,
   REPAIR_DONOR_RATE_BPS,
   REPAIR_SOURCE_RATE_BPS,
+  JOB_LEASE_MS,
+  JOB_RETENTION_MS,
   STALE_AFTER_MS,
 } from '@freeloader/protocol';
 
@@ -47,6 +49,10 @@ export const ConfigSchema = Type.Object({
   repairSourceRateBps: Type.Integer({ minimum: 1024 }),
   /** How often the repair scheduler looks for work (milliseconds). */
   repairTickMs: Millis,
+  /** How long a claimed job stays its agent's without a heartbeat or report (milliseconds). */
+  jobLeaseMs: Millis,
+  /** How long finished jobs are kept before the periodic sweep deletes them (milliseconds). */
+  jobRetentionMs: Type.Integer({ minimum: 1, maximum: 3650 * 24 * 3600 * 1000 }),
   logLevel: LogLevel,
   allowFileUris: Type.Boolean(),
   consoleDir: Type.Optional(Type.String({ minLength: 1 })),
@@ -68,6 +74,8 @@ const ENV_KEYS: Record<keyof Config, string> = {
   repairDonorRateBps: 'REPAIR_DONOR_RATE',
   repairSourceRateBps: 'REPAIR_SOURCE_RATE',
   repairTickMs: 'REPAIR_TICK_MS',
+  jobLeaseMs: 'JOB_LEASE_MS',
+  jobRetentionMs: 'JOB_RETENTION_MS',
   logLevel: 'LOG_LEVEL',
   allowFileUris: 'FREELOADER_ALLOW_FILE_URIS',
   consoleDir: 'CONSOLE_DIR',
@@ -83,6 +91,8 @@ const DEFAULTS = {
   repairDonorRateBps: REPAIR_DONOR_RATE_BPS,
   repairSourceRateBps: REPAIR_SOURCE_RATE_BPS,
   repairTickMs: 5_000,
+  jobLeaseMs: JOB_LEASE_MS,
+  jobRetentionMs: JOB_RETENTION_MS,
   logLevel: 'info',
   allowFileUris: false,
 } satisfies Partial<Config>;
@@ -120,6 +130,8 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     repairDonorRateBps: num(env.REPAIR_DONOR_RATE),
     repairSourceRateBps: num(env.REPAIR_SOURCE_RATE),
     repairTickMs: num(env.REPAIR_TICK_MS),
+    jobLeaseMs: num(env.JOB_LEASE_MS),
+    jobRetentionMs: num(env.JOB_RETENTION_MS),
     logLevel: str(env.LOG_LEVEL)?.toLowerCase(),
     allowFileUris: bool(env.FREELOADER_ALLOW_FILE_URIS),
     consoleDir: str(env.CONSOLE_DIR),

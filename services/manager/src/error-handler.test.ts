@@ -17,6 +17,11 @@ beforeAll(async () => {
   app.get('/plain', async () => {
     throw new Error(SECRET);
   });
+  app.get('/db-down', async () => {
+    throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:7432'), {
+      code: 'ECONNREFUSED',
+    });
+  });
   app.get('/fastify-4xx', async () => {
     throw Object.assign(new Error('Unsupported Media Type'), { statusCode: 415 });
   });
@@ -42,6 +47,14 @@ describe('errorHandler', () => {
     expect(res.statusCode).toBe(status);
     expect(res.json()).toEqual({ error });
     expect(res.body).not.toContain('10.0.0.7');
+  });
+
+  it('answers a database it cannot reach with 503 UNAVAILABLE and Retry-After', async () => {
+    const res = await app.inject({ method: 'GET', url: '/db-down' });
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('5');
+    expect(res.json().error.code).toBe('UNAVAILABLE');
+    expect(res.body).not.toContain('7432');
   });
 
   it('turns schema failures into 400 VALIDATION_FAILED with the reason', async () => {

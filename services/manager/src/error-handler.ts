@@ -1,12 +1,14 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { codeOfStatus, isFreeLoaderError, type ErrorBody } from '@freeloader/protocol';
+import { DATABASE_RETRY_AFTER_S, isDatabaseUnavailable } from './db/unavailable.js';
 import { validationMessage } from './validation-message.js';
 
 /**
  * The one error handler: FreeLoaderError → its status and body; schema validation → 400
  * VALIDATION_FAILED, in words (see validationMessage); Fastify's own 4xx (bad JSON, body too large, wrong media type) → the code
- * for that status; anything else → 500 INTERNAL with a generic message, the real error only in
- * the log.
+ * for that status; a database that cannot be reached (down, restarting) → 503 UNAVAILABLE;
+ * anything else → 500 INTERNAL with a generic message, the real error only in the log. Every
+ * 503 UNAVAILABLE carries Retry-After, so clients back off instead of giving up.
  */
 export function errorHandler(
   err: FastifyError | Error,
@@ -15,7 +17,15 @@ export function errorHandler(
 ): FastifyReply {
   if (isFreeLoaderError(err)) {
     if (err.status >= 500) req.log.error({ err }, 'request failed');
+    if (err.code === 'UNAVAILABLE') reply.header('retry-after', String(DATABASE_RETRY_AFTER_S));
     return reply.status(err.status).send(err.toBody());
+  }
+  if (isDatabaseUnavailable(err)) {
+    req.log.warn({ err: String(err) }, 'database unavailable');
+    reply.header('retry-after', String(DATABASE_RETRY_AFTER_S));
+    return reply
+      .status(503)
+      .send(body('UNAVAILABLE', 'the database is unavailable; retry shortly'));
   }
   const fe = err as FastifyError;
   if (fe.validation) {

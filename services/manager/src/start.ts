@@ -6,6 +6,8 @@ import { ensureFirstAdmin } from './bootstrap.js';
 import { loadConfig, type Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
 import { chooseEmbeddedPort } from './db/embedded-port.js';
+import { clearStalePostmaster } from './db/stale-postmaster.js';
+import { waitForDatabase } from './db/wait-for-database.js';
 
 export interface RunningManager {
   /** Base URL, e.g. `http://127.0.0.1:7400`. */
@@ -37,12 +39,23 @@ export async function startManager(
   let embedded: EmbeddedPostgresHandle | undefined;
   let app: FastifyInstance | undefined;
   let pgPortNote: string | undefined;
+  // What happens to the embedded server before the app (and its logger) exists waits here.
+  const early: string[] = [];
+  const notice = (message: string): void => {
+    if (app) app.log.warn(message);
+    else early.push(message);
+  };
   try {
     if (!config.databaseUrl) {
-      ({ embedded, note: pgPortNote } = await startEmbedded(config));
+      ({ embedded, note: pgPortNote } = await startEmbedded(config, notice));
       config = { ...config, databaseUrl: embedded.url };
+    } else {
+      // An external server may still be starting (or restarting): wait for it with backoff.
+      // (The app and its logger do not exist yet: the operator sees it on stderr at once.)
+      await waitForDatabase(config.databaseUrl, (m) => console.error(`manager: ${m}`));
     }
     app = await buildApp(config, opts);
+    for (const message of early.splice(0)) app.log.warn(message);
     if (pgPortNote) app.log.warn(pgPortNote);
     const adminPassword = await ensureFirstAdmin(app);
     await app.listen({ host: config.host, port: config.port });
@@ -74,15 +87,20 @@ export async function startManager(
  */
 async function startEmbedded(
   config: Config,
+  notice: (message: string) => void,
 ): Promise<{ embedded: EmbeddedPostgresHandle; note?: string }> {
+  const dataDir = join(config.home, 'manager', 'pgdata');
+  // A server a killed manager left running holds the port too: stop it before choosing one.
+  await clearStalePostmaster(dataDir, notice);
   const pgPort = await chooseEmbeddedPort(
     config.embeddedPgPort,
     join(config.home, 'manager', 'pg-port'),
   );
   const embedded = await startEmbeddedPostgres({
-    dataDir: join(config.home, 'manager', 'pgdata'),
+    dataDir,
     port: pgPort.port,
     ownedRoot: config.home,
+    notice,
   });
   try {
     await pgPort.remember();

@@ -9,3 +9,4 @@ export { setPlacement } from './repositories/placement.js';
 export type { NewDataset } from './repositories/namespace.js';
 export { createScratchDatabase, type ScratchDatabase } from './db/scratch-database.js';
 export { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
+export { parsePrometheusText, type MetricFamily } from './testing/prometheus-text.js';

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { FreeLoaderError } from '@freeloader/protocol';
+import { FreeLoaderError, MANAGER_OUTAGE_PATIENCE_MS } from '@freeloader/protocol';
 import { ManagerClient } from '../manager-client.js';
 import { adminPasswordPath, cliSessionPath } from './paths.js';
 
@@ -48,4 +48,16 @@ export async function userClient(managerUrl: string): Promise<ManagerClient> {
     'UNAUTHENTICATED',
     `not signed in to ${client.baseUrl}: run \`freeloader login --manager ${client.baseUrl}\``,
   );
+}
+
+/**
+ * Let a long command (`import --wait`, `get`) ride out a manager restart or database outage:
+ * its reads are retried for up to MANAGER_OUTAGE_PATIENCE_MS, with one line on stderr per
+ * outage (on a line of its own, below any progress bar).
+ */
+export function rideOutManagerOutages(client: ManagerClient): void {
+  client.rideOutOutages({
+    patienceMs: MANAGER_OUTAGE_PATIENCE_MS,
+    say: (line) => console.error(`\n${line}`),
+  });
 }

@@ -15,6 +15,7 @@ import { ManagerClient } from '../manager-client.js';
 import { buildMorselService, listenMorselService } from '../service/morsel-service.js';
 import { deleteJobHandler } from '../jobs/delete-job.js';
 import { importJobHandler } from '../jobs/import-job.js';
+import { JobReportOutbox } from '../jobs/job-reports.js';
 import { JobRunner } from '../jobs/job-runner.js';
 import { attachPatching } from '../patching/attach-patching.js';
 import type { PatchRegistry } from '../patching/patch-registry.js';
@@ -30,6 +31,7 @@ import { RetiringStore } from '../store/retiring-store.js';
 import { loadIdentity, type Identity } from '../state/identity.js';
 import { loadSettings, saveSettings } from '../state/settings-file.js';
 import type { AgentStatus } from './agent-status.js';
+import { installAgentMetrics } from './agent-metrics.js';
 import { agentAuthorization, JoinDiagnostics } from './diagnostics.js';
 import { checkQuotaFits, diskShort } from '../store/disk-space.js';
 import { enroll } from './enrollment.js';
@@ -83,6 +85,7 @@ export class AgentDaemon extends EventEmitter {
   /** Progress of moving data off this donor after a quota cut. */
   readonly relocation = new RelocationTracker();
   private readonly jobs: JobRunner;
+  private readonly reports: JobReportOutbox;
   /** Disk and network rates measured once after joining (seed 000 §5.2.1). */
   private readonly diagnostics: JoinDiagnostics;
   /** Collective downloads this agent patches for clients (seed 002). */
@@ -164,6 +167,19 @@ export class AgentDaemon extends EventEmitter {
       pace: (body) => this.governance.pace(body),
       admit,
     });
+    this.reports = new JobReportOutbox(
+      opts.dir,
+      async (jobId, report) => {
+        await this.manager.request('POST', `/jobs/${jobId}/finish`, report);
+      },
+      this.log,
+    );
+    installAgentMetrics(this.service, {
+      servedBytes: () => this.servedBytes,
+      governor: () => this.governance.status().decision,
+      jobs: () => ({ running: this.jobs.active, reportsPending: this.reports.size }),
+      usage: () => this.store.usage(),
+    });
     this.jobs = new JobRunner(
       this.manager,
       {
@@ -184,6 +200,7 @@ export class AgentDaemon extends EventEmitter {
         repair: repairJobHandler({ store, manager: this.manager, admit }),
       },
       this.log,
+      this.reports,
     );
   }
 
@@ -247,6 +264,7 @@ export class AgentDaemon extends EventEmitter {
       throw e;
     }
     try {
+      await daemon.reports.load();
       await daemon.governance.start();
       await daemon.listen();
       if (!identity) await daemon.enroll(opts.token!, quotaBytes);
@@ -303,8 +321,10 @@ export class AgentDaemon extends EventEmitter {
           this.log.warn({ err: errText(e) }, 'store reconciliation failed; will retry');
         },
       );
-    } else if (res.jobsPending) {
-      this.jobs.poke();
+    } else {
+      // The manager is back (or still there): reports it could not take go now.
+      this.reports.nudge();
+      if (res.jobsPending) this.jobs.poke();
     }
   }
 
@@ -322,6 +342,7 @@ export class AgentDaemon extends EventEmitter {
       url: this.url,
       ...this.governance.heartbeatFields(),
       ...this.diagnostics.heartbeatFields(),
+      ...(this.jobs.active > 0 ? { runningJobs: this.jobs.runningIds() } : {}),
     };
   }
 

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { isFreeLoaderError, type Heartbeat, type HeartbeatResponse } from '@freeloader/protocol';
 import type { ManagerClient } from '../manager-client.js';
 import type { AgentStatus } from './agent-status.js';
-import { backoffDelay } from './backoff.js';
+import { backoffDelay } from '../backoff.js';
 
 /** Delay bounds while the manager is unreachable (milliseconds). */
 const RETRY_BASE_MS = 500;

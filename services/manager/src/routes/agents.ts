@@ -103,6 +103,10 @@ const agents: FastifyPluginAsyncTypebox = async (app) => {
       if (req.body.url && req.body.url !== previousUrl) {
         await app.agentsRepo.updateUrl(agentId, req.body.url);
       }
+      // Jobs it is still running stay its own (their leases would lapse otherwise).
+      if (req.body.runningJobs?.length) {
+        await app.jobsRepo.renewLeases(agentId, req.body.runningJobs);
+      }
       return {
         heartbeatIntervalMs: app.config.heartbeatIntervalMs,
         jobsPending: await app.jobsRepo.hasPending(agentId),

@@ -5,7 +5,7 @@ import { getDataset } from '../../client/get-dataset.js';
 import { OutputFile } from '../output-file.js';
 import { defaultManagerUrl } from '../paths.js';
 import { ProgressBar } from '../progress-bar.js';
-import { userClient } from '../session.js';
+import { rideOutManagerOutages, userClient } from '../session.js';
 import { throttleNote, throttleReport } from '../throttle-note.js';
 
 export function registerGet(program: Command): void {
@@ -27,6 +27,7 @@ export function registerGet(program: Command): void {
         opts: { output?: string; manager: string; window?: string; stats?: boolean },
       ) => {
         const client = await userClient(opts.manager);
+        rideOutManagerOutages(client);
         const target = opts.output ?? dataset.split('/').pop()!;
         // A file is written at offsets as morsels arrive; stdout needs them in order. The file
         // is a temp one beside the target until the whole dataset is in (see OutputFile).

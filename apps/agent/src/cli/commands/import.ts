@@ -10,7 +10,7 @@ import {
 import type { ManagerClient } from '../../manager-client.js';
 import { defaultManagerUrl } from '../paths.js';
 import { ProgressBar } from '../progress-bar.js';
-import { userClient } from '../session.js';
+import { rideOutManagerOutages, userClient } from '../session.js';
 import { throttleNote, type DonorThrottle } from '../throttle-note.js';
 import { describePlacement, policyFields, type PolicyOptions } from './import-policy.js';
 
@@ -58,6 +58,7 @@ export function registerImport(program: Command): void {
         } & PolicyOptions,
       ) => {
         const client = await userClient(opts.manager);
+        rideOutManagerOutages(client);
         try {
           const body: ImportRequest = {
             uri,
