@@ -39,6 +39,11 @@ export const Heartbeat = Type.Object({
   version: Type.Optional(Type.String({ maxLength: 64 })),
   /** The join-time probe of disk and network rates, once it has run. */
   diagnostics: Type.Optional(AgentDiagnostics),
+  /**
+   * A store write hit ENOSPC: the disk is full whatever the quota says (freeBytes is then 0).
+   * The manager places nothing new on the donor until a heartbeat says otherwise.
+   */
+  diskFull: Type.Optional(Type.Boolean()),
 });
 export type Heartbeat = Static<typeof Heartbeat>;
 
