@@ -8,7 +8,7 @@ import type { MorselStore } from './store.js';
 /** While the owner is active (or the store is empty), look again this often (milliseconds). */
 export const SCRUB_HOLD_POLL_MS = 1_000;
 /** With nothing stored, look for new data this often (milliseconds). */
-export const SCRUB_IDLE_POLL_MS = 30_000;
+export const SCRUB_IDLE_POLL_MS = 5_000;
 
 /** A morsel the scrub found bad and dropped. */
 export interface ScrubFinding {

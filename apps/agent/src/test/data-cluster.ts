@@ -38,7 +38,11 @@ export interface DataCluster {
  *
  * @example const c = await startDataCluster(3, '64MiB'); const d = await c.importAndWait({ uri });
  */
-export async function startDataCluster(donors: number, quota: string): Promise<DataCluster> {
+export async function startDataCluster(
+  donors: number,
+  quota: string,
+  opts: { agentArgs?: (i: number) => readonly string[] } = {},
+): Promise<DataCluster> {
   const tm = await startTestManager();
   const root = await mkdtemp(join(tmpdir(), 'fl-data-'));
   const agents: SpawnedAgent[] = [];
@@ -47,7 +51,14 @@ export async function startDataCluster(donors: number, quota: string): Promise<D
     const { token } = await tm.createJoinToken({ maxUses: donors });
     for (const [i, dir] of agentDirs.entries()) {
       agents.push(
-        await spawnAgent({ managerUrl: tm.url, token, dir, quota, name: `donor-${i + 1}` }),
+        await spawnAgent({
+          managerUrl: tm.url,
+          token,
+          dir,
+          quota,
+          name: `donor-${i + 1}`,
+          extraArgs: opts.agentArgs?.(i) ?? [],
+        }),
       );
     }
     await Promise.all(agents.map((a) => waitForAgentState(tm, a.agentId, 'live')));

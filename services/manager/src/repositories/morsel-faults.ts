@@ -40,7 +40,7 @@ export async function recordFaults(db: Queryable, rows: readonly FaultRow[]): Pr
 export async function faultsOfDataset(db: Queryable, datasetId: string): Promise<FaultRow[]> {
   const { rows } = await db.query<{
     copy: number;
-    morsel: string;
+    morsel: number;
     agent_id: string;
     reason: FaultRow['reason'];
     reported_by: FaultRow['reportedBy'];
