@@ -17,6 +17,7 @@ import { JobRunner } from '../jobs/job-runner.js';
 import { attachPatching } from '../patching/attach-patching.js';
 import type { PatchRegistry } from '../patching/patch-registry.js';
 import { FsStore } from '../store/fs-store.js';
+import { holdsBackgroundWork } from '../governor/background-hold.js';
 import { Governance, type AdmitTransfer } from '../governor/governance.js';
 import { loadGovernorFile, type GovernorFile } from '../governor/governor-file.js';
 import type { OwnerIdleSource } from '../governor/owner-idle.js';
@@ -146,7 +147,7 @@ export class AgentDaemon extends EventEmitter {
       positionFile: join(opts.dir, 'scrub-position.json'),
       settings: () => scrub,
       // The owner is at the machine, or donating is paused: the scrub's disk reads wait.
-      held: () => ['active', 'paused'].includes(this.governance.governor.decision.state),
+      held: () => holdsBackgroundWork(this.governance.governor.decision.state),
       onBad: ({ datasetId, index }) => {
         this.log.warn({ datasetId, morsel: index }, 'scrub: bad hash, morsel dropped');
         void this.faults

@@ -9,17 +9,18 @@ import {
 import { withTransaction } from '../db/pool.js';
 import { placementCandidates, type Candidate } from '../placement/candidates.js';
 import { chunksOf, reassign, type Chunk, type Reassignment } from '../placement/move-extents.js';
-import { importPayload, reserveAll } from '../placement/place-extents.js';
+import { importPayload, reservationTtlSeconds } from '../placement/place-extents.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { getPlacement, setPlacement } from '../repositories/placement.js';
 import { lockDatasetState } from '../repositories/datasets.js';
+import type { ReservationsRepo } from '../repositories/reservations.js';
 import type { ImportDeps } from './import-deps.js';
 
 /** What moving a full donor's share touches. */
 export type DiskFullDeps = Pick<
   ImportDeps,
-  'pg' | 'softState' | 'reservationsRepo' | 'agentsRepo' | 'signingKeys' | 'log'
->;
+  'pg' | 'softState' | 'agentsRepo' | 'signingKeys' | 'log'
+> & { reservationsRepo: Pick<ReservationsRepo, 'reserve' | 'release' | 'releaseDataset'> };
 
 /** Where each chunk of the full donor's share goes, or why it cannot go anywhere. */
 export type ChunkTargets =
@@ -93,9 +94,10 @@ export function movedExtents(moves: readonly (Reassignment & { morsels: number[]
  * An import job failed with DISK_FULL (its donor's disk filled up; it freed what it had stored):
  * re-place that donor's whole share of the dataset on other live donors with room, reserve the
  * space there, release the full donor's reservation, and queue one import job per new donor for
- * just the morsels it took over — so the import completes instead of failing. Returns undefined
- * when the share moved, else the reason the import must fail (no donor has room, or the import
- * streams from a source without Range support).
+ * just the morsels it took over — so the import completes instead of failing. Runs under the
+ * dataset's placement lock, so two donors filling up at once move their shares one after the
+ * other. Returns undefined when the share moved (or the import is over anyway), else the reason
+ * the import must fail (no donor has room, or a streamed import cannot be re-placed).
  */
 export async function replaceFullDonor(
   deps: DiskFullDeps,
@@ -104,56 +106,64 @@ export async function replaceFullDonor(
   payload: ImportJobPayload,
 ): Promise<string | undefined> {
   const full = job.agentId;
-  const why = `donor ${full}'s disk is full`;
   if (!full || payload.mode !== 'ranged' || payload.extendsFrom !== undefined) {
-    return `${why} and this import cannot be re-placed`;
+    return 'a donor’s disk filled up and this import (streamed, or a prefix extension) cannot be re-placed';
   }
-  const extents = await getPlacement(deps.pg, dataset.id);
-  const chunks = chunksOf(extents, full);
-  const candidates = (await placementCandidates(deps)).filter((c) => c.id !== full);
   const lengthOf = (m: number): number => morselLength(dataset.sizeBytes, dataset.morselSize, m);
-  const targets = targetChunks(chunks, candidates, lengthOf);
-  if (!targets.ok) return `${why} and ${targets.reason}`;
-  if (targets.moves.length === 0) return undefined;
-
-  await reserveAll(deps, dataset.id, { bytesPerDonor: targets.bytes }, dataset.sizeBytes);
-  const moved = movedExtents(targets.moves);
-  const jobPayload = (
-    await importPayload(
-      deps,
-      dataset.id,
-      { bytesPerDonor: targets.bytes, morselSize: dataset.morselSize, extents: moved },
-      payload.source,
-      `agent:${full}`,
-    )
-  )('ranged');
-  const placed = await withTransaction(deps.pg, async (tx) => {
-    if ((await lockDatasetState(tx, dataset.id)) !== 'importing') return false;
-    await setPlacement(tx, dataset.id, reassign(extents, full, targets.moves));
-    await deps.reservationsRepo.releaseDataset(tx, dataset.id, full);
-    for (const [agentId, bytes] of targets.bytes) {
-      await enqueueJob(tx, {
-        kind: 'import',
-        datasetId: dataset.id,
-        agentId,
-        payload: jobPayload,
-        totalBytes: bytes,
-      });
-    }
-    return true;
-  });
-  if (!placed) {
-    // Cancelled or failed meanwhile: give the new reservations back.
-    await withTransaction(deps.pg, async (tx) => {
-      for (const agentId of targets.bytes.keys()) {
-        await deps.reservationsRepo.releaseDataset(tx, dataset.id, agentId);
+  const reserved: string[] = [];
+  try {
+    return await withTransaction(deps.pg, async (tx) => {
+      if ((await lockDatasetState(tx, dataset.id, 'placement')) !== 'importing') return undefined;
+      const extents = await getPlacement(tx, dataset.id);
+      const candidates = (await placementCandidates(deps)).filter((c) => c.id !== full);
+      const targets = targetChunks(chunksOf(extents, full), candidates, lengthOf);
+      if (!targets.ok) return `donor ${full}’s disk is full and ${targets.reason}`;
+      if (targets.moves.length === 0) return undefined;
+      // Each reservation is admitted under its donor's row lock (its own transaction): a donor
+      // that lost its room meanwhile makes this throw NO_SPACE, and the import fails.
+      const ttlSeconds = reservationTtlSeconds(dataset.sizeBytes);
+      for (const [agentId, bytes] of targets.bytes) {
+        const r = await deps.reservationsRepo.reserve({
+          agentId,
+          bytes,
+          datasetId: dataset.id,
+          ttlSeconds,
+        });
+        reserved.push(r.id);
       }
+      const jobPayload = (
+        await importPayload(
+          deps,
+          dataset.id,
+          {
+            bytesPerDonor: targets.bytes,
+            morselSize: dataset.morselSize,
+            extents: movedExtents(targets.moves),
+          },
+          payload.source,
+          `agent:${full}`,
+        )
+      )('ranged');
+      await setPlacement(tx, dataset.id, reassign(extents, full, targets.moves));
+      await deps.reservationsRepo.releaseDataset(tx, dataset.id, full);
+      for (const [agentId, bytes] of targets.bytes) {
+        await enqueueJob(tx, {
+          kind: 'import',
+          datasetId: dataset.id,
+          agentId,
+          payload: jobPayload,
+          totalBytes: bytes,
+        });
+      }
+      deps.log.warn(
+        { dataset: dataset.id, full, to: Object.fromEntries(targets.bytes) },
+        'donor disk full: its share of the import moved to donors with room',
+      );
+      reserved.length = 0; // committed with the placement: theirs now
+      return undefined;
     });
-    return undefined;
+  } finally {
+    // Not placed after all (an error): give the new reservations back.
+    for (const id of reserved) await deps.reservationsRepo.release(id).catch(() => undefined);
   }
-  deps.log.warn(
-    { dataset: dataset.id, full, to: Object.fromEntries(targets.bytes) },
-    'donor disk full: its share of the import moved to donors with room',
-  );
-  return undefined;
 }
