@@ -16,7 +16,11 @@ export interface FaultRow {
  *
  * @example await recordFaults(pool, [{ datasetId, copy: 0, morsel: 7, agentId, reason: 'corrupt', reportedBy: 'scrub' }])
  */
-export async function recordFaults(db: Queryable, rows: readonly FaultRow[]): Promise<number> {
+export async function recordFaults(db: Queryable, reported: readonly FaultRow[]): Promise<number> {
+  // One row per copy: ON CONFLICT cannot touch a row twice in one statement (the last report wins).
+  const rows = [
+    ...new Map(reported.map((r) => [`${r.datasetId} ${r.copy} ${r.morsel}`, r])).values(),
+  ];
   if (rows.length === 0) return 0;
   const { rowCount } = await db.query(
     `INSERT INTO morsel_faults (dataset_id, copy, morsel, agent_id, reason, reported_by)
