@@ -11,7 +11,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const post = (url: string, auth: string, payload: unknown) =>
+const post = (url: string, auth: string, payload: Record<string, unknown>) =>
   h.call({ method: 'POST', url, headers: { authorization: auth }, payload });
 
 /** A dataset of 4 morsels striped over a and b: a holds 0 and 2, b holds 1 and 3. */
