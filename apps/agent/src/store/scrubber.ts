@@ -157,8 +157,17 @@ export class Scrubber {
       }
       this.state = 'running';
       const started = this.clock();
-      const bytes = await this.step();
-      await this.checkpoint(false);
+      let bytes: number;
+      try {
+        bytes = await this.step();
+        await this.checkpoint(false);
+      } catch (e) {
+        if (signal.aborted) return;
+        // A read or write error is no reason to stop scrubbing for good: try again later.
+        this.deps.log?.warn({ err: String(e) }, 'scrub step failed; retrying later');
+        await this.sleep(SCRUB_IDLE_POLL_MS, signal);
+        continue;
+      }
       if (bytes === 0) {
         this.state = 'idle';
         await this.sleep(SCRUB_IDLE_POLL_MS, signal);
