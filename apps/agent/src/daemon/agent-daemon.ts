@@ -348,6 +348,8 @@ export class AgentDaemon extends EventEmitter {
       this.reconciled = true;
       await reconcileStore(this.store, this.manager, this.log).then(
         () => {
+          // Stopped while reconciling: nothing may start now (it would keep the process alive).
+          if (this.stopping) return;
           this.jobs.start();
           this.faults.enable();
           this.scrubber.start();

@@ -135,6 +135,15 @@ describe('Scrubber over a real FsStore', () => {
     expect(scrub.status().checkedMorsels).toBe(frozen);
   });
 
+  it('never starts again once stopped (a late start after the daemon stopped)', async () => {
+    const { dir, store } = await filled();
+    const { scrub } = scrubber(dir, store);
+    await scrub.stop();
+    scrub.start();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(scrub.status()).toMatchObject({ state: 'stopped', checkedMorsels: 0 });
+  });
+
   it('paces itself at the configured rate', async () => {
     const { dir, store } = await filled();
     const sleeps: number[] = [];

@@ -78,6 +78,7 @@ export class Scrubber {
   private savedAt = 0;
   private dirty = false;
   private running: Promise<void> | undefined;
+  private stopped = false;
   private abort = new AbortController();
   private readonly counts = { checkedMorsels: 0, checkedBytes: 0, badMorsels: 0 };
   private state: ScrubStatus['state'] = 'stopped';
@@ -89,9 +90,9 @@ export class Scrubber {
     this.clock = deps.clock ?? (() => performance.now());
   }
 
-  /** Run in the background until {@link stop}. */
+  /** Run in the background until {@link stop} (a stopped scrubber never starts again). */
   start(): void {
-    if (this.running) return;
+    if (this.running || this.stopped) return;
     this.abort = new AbortController();
     const signal = this.abort.signal;
     this.running = this.loop(signal).catch((e: unknown) => {
@@ -99,8 +100,9 @@ export class Scrubber {
     });
   }
 
-  /** Stop, and persist the position. */
+  /** Stop for good, and persist the position. */
   async stop(): Promise<void> {
+    this.stopped = true;
     this.abort.abort();
     await this.running;
     this.running = undefined;
