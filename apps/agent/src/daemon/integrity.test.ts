@@ -68,9 +68,12 @@ interface FaultRowView {
   reported_by: string;
 }
 
-async function faultRows(id: string): Promise<FaultRowView[]> {
+/** The dataset's fault rows; `withTime` adds reported_at (a report refreshes it). */
+async function faultRows(id: string, withTime = false): Promise<FaultRowView[]> {
+  const time = withTime ? ', reported_at' : '';
   const { rows } = await internalsOf(c.tm.manager).pg.query<FaultRowView>(
-    'SELECT morsel, agent_id, reason, reported_by FROM morsel_faults WHERE dataset_id = $1 ORDER BY morsel',
+    `SELECT morsel, agent_id, reason, reported_by${time} FROM morsel_faults
+     WHERE dataset_id = $1 ORDER BY morsel`,
     [id],
   );
   return rows;
@@ -92,11 +95,17 @@ async function waitForBadCopies(id: string, i: number, morsels: number[]): Promi
   );
 }
 
-/** `get` of the whole dataset: byte-identical, and no donor sent a bad hash (none was asked). */
+/**
+ * `get` of the whole dataset is byte-identical and never asks a donor for a copy marked bad: had
+ * it read one, the client would have reported its bad hash before returning (a new row, or a
+ * refreshed reporter and time). Donor failure counts are not asserted: on a loaded machine a
+ * stalled donor counts as one too.
+ */
 async function expectCleanGet(id: string, src: TestServer): Promise<void> {
+  const before = await faultRows(id, true);
   const out = await c.get(id);
   expect(out.sha256).toBe(sha256Hex(src.content));
-  expect(out.donorFailures).toBe(0);
+  expect(await faultRows(id, true)).toEqual(before);
 }
 
 describe('scrub', () => {
@@ -175,7 +184,7 @@ describe('client bad-hash reports', () => {
     await flipByte(dataFile(2, id), 2 * MiB + 7);
     const first = await c.get(id);
     expect(first.sha256).toBe(sha256Hex(src.content));
-    expect(first.donorFailures).toBe(1);
+    expect(first.donorFailures).toBeGreaterThanOrEqual(1);
     await waitForBadCopies(id, 2, [victim]);
     expect((await faultRows(id)).map((r) => [r.morsel, r.agent_id, r.reported_by])).toEqual([
       [victim, c.agents[2]!.agentId, 'client'],
