@@ -50,6 +50,8 @@ export const ERROR_STATUS = {
   NO_DONORS: 503,
   TIMEOUT: 504,
   NO_SPACE: 507,
+  /** The donor's disk itself is full (ENOSPC), whatever its quota says: place elsewhere. */
+  DISK_FULL: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

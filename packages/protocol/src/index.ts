@@ -22,6 +22,7 @@ export * from './schemas/imports.js';
 export * from './schemas/diagnostics.js';
 export * from './schemas/agent-health.js';
 export * from './schemas/rates.js';
+export * from './schemas/faults.js';
 export * from './schemas/console.js';
 export * from './schemas/relocation.js';
 export * from './schemas/suffix-plan.js';

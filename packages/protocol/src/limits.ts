@@ -105,6 +105,24 @@ export const MAX_JSON_BODY = 1 * MiB;
 /** Most morsels one batch read may ask for. */
 export const MAX_BATCH_MORSELS = 64;
 
+/**
+ * Scrub (issue 15 item 4): a donor re-hashes everything it stores once per period (milliseconds),
+ * 14 days by default, at the rate that takes (stored bytes / period), kept between a floor (a
+ * nearly empty donor still finishes a pass quickly) and a ceiling (a huge donor never scrubs
+ * at disk speed behind its owner's back).
+ */
+export const SCRUB_PERIOD_MS = 14 * 24 * 3600 * 1000;
+/** Slowest scrub rate (bytes/s): 64 KiB/s, about 5 GiB a day. */
+export const SCRUB_MIN_BYTES_PER_S = 64 * KiB;
+/** Fastest scrub rate at the default period (bytes/s): 8 MiB/s. */
+export const SCRUB_MAX_BYTES_PER_S = 8 * MiB;
+/** How often the scrub persists its position (milliseconds): a restart re-hashes at most this much. */
+export const SCRUB_CHECKPOINT_MS = 10_000;
+/** Most faults one report may carry (agent scrub/start-up batches, client bad-hash reports). */
+export const MAX_FAULTS_PER_REPORT = 1024;
+/** Most bad-hash reports a client (user or agent principal) may file per minute. */
+export const CLIENT_FAULT_REPORTS_PER_MIN = 60;
+
 /** Default TCP port of the manager's HTTP API. */
 export const DEFAULT_MANAGER_PORT = 7400;
 /** Default TCP port of an agent's morsel service. */

@@ -3,6 +3,7 @@ import { FreeLoaderError, type JobView } from '@freeloader/protocol';
 import { withTransaction, type Queryable } from './db/pool.js';
 import type { EventBus } from './events.js';
 import { completeImport, failImport, type ImportOutcomeDeps } from './imports/import-outcome.js';
+import { replaceFullDonor, type DiskFullDeps } from './imports/disk-full.js';
 import { cancelQueuedJobs } from './repositories/dataset-jobs.js';
 import { deleteDatasetRow, lockDatasetState, markDeleting } from './repositories/datasets.js';
 import { unrevokedAgents } from './repositories/donor-rows.js';
@@ -89,6 +90,7 @@ async function releaseDeletedOn(
 /** What settling a finished job touches: deletes, import outcomes, extensions; the app satisfies it. */
 export type JobFinishedDeps = DatasetLifecycleDeps &
   ImportOutcomeDeps &
+  DiskFullDeps &
   ExtensionSettleDeps & {
     jobsRepo: Pick<JobsRepo, 'unfinished'>;
     namespaceRepo: Pick<NamespaceRepo, 'get'>;
@@ -96,9 +98,14 @@ export type JobFinishedDeps = DatasetLifecycleDeps &
 
 /**
  * Consequences of a finished job for its dataset: the last delete job removes the dataset; a
- * failed import fails it; the last successful import makes it ready.
+ * failed import fails it (unless it failed with DISK_FULL and its share could move to other
+ * donors); the last successful import makes it ready.
  */
-export async function onJobFinished(deps: JobFinishedDeps, job: JobView): Promise<void> {
+export async function onJobFinished(
+  deps: JobFinishedDeps,
+  job: JobView,
+  errorCode?: string,
+): Promise<void> {
   const datasetId = job.datasetId;
   if (!datasetId) return;
   if (job.kind === 'delete') {
@@ -117,6 +124,13 @@ export async function onJobFinished(deps: JobFinishedDeps, job: JobView): Promis
   const dataset = await deps.namespaceRepo.get(datasetId);
   if (!dataset || dataset.state !== 'importing') return;
   if (job.state === 'failed') {
+    // A full disk is that donor's problem, not the import's: its share moves to donors with room.
+    if (errorCode === 'DISK_FULL') {
+      const cannot = await replaceFullDonor(deps, dataset, job, job.payload);
+      if (cannot === undefined) return;
+      await failImport(deps, datasetId, `${cannot} [DISK_FULL]`, job);
+      return;
+    }
     await failImport(deps, datasetId, job.error ?? 'import failed', job);
   } else if ((await deps.jobsRepo.unfinished(datasetId, 'import')) === 0) {
     await completeImport(deps, dataset);

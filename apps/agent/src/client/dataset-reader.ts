@@ -19,6 +19,8 @@ export interface ReaderOptions {
   fromSource?: (start: number, end: number) => Promise<Buffer>;
   /** Told about every donor failure (dead, stalled, bad hash) so the manager can be informed. */
   onDonorFailure?: (donorId: string, error: FreeLoaderError) => void;
+  /** Told when `donorId` sent morsel `index` with a bad hash (the manager records a fault). */
+  onBadCopy?: (donorId: string, index: number) => void;
   /** Requests in flight per donor (default PER_DONOR_IN_FLIGHT). */
   perDonorInFlight?: number;
   /** Verifies hashes off the network thread; shared by readers of one client. */
@@ -246,6 +248,9 @@ export class DatasetReader {
         const data = await this.fromDonor(donor, id, index, length, target, skippable);
         if (!data) continue;
         if ((await hash()) !== expected) {
+          // Its stored copy is bad: this read never asks it for the morsel again; tell the manager.
+          this.locator.badCopy(index, donor);
+          this.opts.onBadCopy?.(donor, index);
           throw new FreeLoaderError(
             'HASH_MISMATCH',
             `morsel ${index} from donor ${donor} failed its SHA-256 check`,

@@ -5,7 +5,7 @@ import type { ManagerClient } from '../manager-client.js';
 import { DatasetReader, type DonorRate } from './dataset-reader.js';
 import { fetchMap } from './fetch-map.js';
 import { HashPool } from './hash-pool.js';
-import { reportReadOutcome } from './report-rates.js';
+import { reportBadCopies, reportReadOutcome, type BadCopy } from './report-rates.js';
 import { sourceFallback } from './source-fallback.js';
 import { readUnordered } from './unordered-read.js';
 
@@ -65,6 +65,7 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
   const fallback = sourceFallback(map);
   let donorFailures = 0;
   const failed: { donor: string; error: string }[] = [];
+  const badCopies: BadCopy[] = [];
   const reader = new DatasetReader(map, {
     hashes,
     ...(fallback.read ? { fromSource: fallback.read } : {}),
@@ -73,6 +74,7 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
       failed.push({ donor, error: error.code });
       opts.onDonorFailure?.(donor, error);
     },
+    onBadCopy: (donor, morsel) => badCopies.push({ donor, morsel }),
     ...(opts.onDonorDropped ? { onDonorDropped: opts.onDonorDropped } : {}),
   });
   const started = performance.now();
@@ -118,6 +120,7 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
   const cpu = process.cpuUsage(cpuAtStart);
   const donors = reader.donorRates();
   await reportReadOutcome(opts.manager, map.dataset.id, donors, failed).catch(() => undefined);
+  await reportBadCopies(opts.manager, map.dataset.id, badCopies).catch(() => undefined);
   return {
     map,
     bytes,

@@ -158,3 +158,33 @@ describe('placeNodes', () => {
 function donors(...copies: string[]): MorselPlace {
   return { kind: 'donors', copies };
 }
+
+describe('MorselLocator and copies known bad', () => {
+  it.each([
+    ['the map marks A’s copy of 2 bad', [{ morsel: 2, donor: A }], 2, [B]],
+    ['other morsels of A stay readable', [{ morsel: 2, donor: A }], 1, [A, B]],
+    [
+      'both copies of 3 bad: the source',
+      [
+        { morsel: 3, donor: A },
+        { morsel: 3, donor: B },
+      ],
+      3,
+      [],
+    ],
+  ])('%s', (_label, badCopies, index, want) => {
+    const locator = new MorselLocator(
+      { extents: twoCopies, donors: [live(A), live(B)], badCopies },
+      undefined,
+      { sourceBacked: true },
+    );
+    expect(placeNodes(locator.locate(index))).toEqual(want);
+  });
+
+  it('a bad hash seen in this read takes that copy out for the rest of it, without a source too', () => {
+    const locator = new MorselLocator({ extents: twoCopies, donors: [live(A), live(B)] });
+    locator.badCopy(1, A);
+    expect(placeNodes(locator.locate(1))).toEqual([B]);
+    expect(placeNodes(locator.locate(0))).toEqual([A, B]);
+  });
+});

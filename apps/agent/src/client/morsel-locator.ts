@@ -38,8 +38,9 @@ export interface LocatorOptions {
  * morsel, repair, other tiers) changes this file and not the reader. Copies are ranked by
  * health: usable (live, not dropped) donors first, then fewest failures in this read, then
  * unthrottled, then the faster copy by the manager's predicted rate ({@link slowness}). Donors
- * the map gives no address for are never offered, nor, when the source backs the read, donors
- * that are not live or were dropped for stalling.
+ * the map gives no address for are never offered, nor copies the map or this read found bad
+ * (`badCopies`, a bad hash), nor, when the source backs the read, donors that are not live or
+ * were dropped for stalling.
  *
  * @example
  *   // Two full copies of 4 morsels: copy 0 on A, copy 1 on B; suffix 4…8 patched by P and Q.
@@ -63,9 +64,11 @@ export class MorselLocator {
   private readonly stalls = new Map<string, number>();
   /** Donors that stalled STALLS_TO_DROP times: out for the rest of the read. */
   private readonly dropped = new Set<string>();
+  /** `morsel:donor` of copies known bad (the map's badCopies, or a bad hash in this read). */
+  private readonly bad = new Set<string>();
 
   constructor(
-    private readonly map: Pick<DatasetMap, 'extents' | 'donors'>,
+    private readonly map: Pick<DatasetMap, 'extents' | 'donors' | 'badCopies'>,
     private readonly suffix?: PatchedSuffix,
     private readonly opts: LocatorOptions = {},
   ) {
@@ -75,6 +78,7 @@ export class MorselLocator {
       if (d.throttle && d.throttle !== 'idle' && d.throttle !== 'unknown') this.throttled.add(d.id);
       if (d.rate) this.predicted.set(d.id, d.rate);
     }
+    for (const b of map.badCopies ?? []) this.bad.add(`${b.morsel}:${b.donor}`);
   }
 
   /** Where morsel `index` is read from now (the ranking follows failures reported so far). */
@@ -87,7 +91,8 @@ export class MorselLocator {
       (this.throttled.has(d) ? 0.5 : 0) +
       slowness(d, all, this.predicted);
     const copies = all
-      .filter((d) => this.known.has(d) && (!this.opts.sourceBacked || this.contactable(d)))
+      .filter((d) => this.known.has(d) && !this.bad.has(`${index}:${d}`))
+      .filter((d) => !this.opts.sourceBacked || this.contactable(d))
       .sort((a, b) => score(a) - score(b));
     return copies.length > 0 ? { kind: 'donors', copies } : { kind: 'source' };
   }
@@ -95,6 +100,11 @@ export class MorselLocator {
   /** A donor failed a request (dead, stalled, bad hash): it goes behind healthier copies. */
   failed(donor: string): void {
     this.failures.set(donor, (this.failures.get(donor) ?? 0) + 1);
+  }
+
+  /** `donor` sent morsel `index` with a bad hash: never ask it for that morsel again in this read. */
+  badCopy(index: number, donor: string): void {
+    this.bad.add(`${index}:${donor}`);
   }
 
   /**

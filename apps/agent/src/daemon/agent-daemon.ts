@@ -20,6 +20,7 @@ import { JobRunner } from '../jobs/job-runner.js';
 import { attachPatching } from '../patching/attach-patching.js';
 import type { PatchRegistry } from '../patching/patch-registry.js';
 import { FsStore } from '../store/fs-store.js';
+import { holdsBackgroundWork } from '../governor/background-hold.js';
 import { Governance, type AdmitTransfer } from '../governor/governance.js';
 import { loadGovernorFile, type GovernorFile } from '../governor/governor-file.js';
 import type { OwnerIdleSource } from '../governor/owner-idle.js';
@@ -29,11 +30,14 @@ import { repairJobHandler } from '../jobs/repair-job.js';
 import { RelocationTracker } from '../relocation/relocation-tracker.js';
 import { RetiringStore } from '../store/retiring-store.js';
 import { loadIdentity, type Identity } from '../state/identity.js';
-import { loadSettings, saveSettings } from '../state/settings-file.js';
+import { loadSettings, saveSettings, type AgentSettings } from '../state/settings-file.js';
 import type { AgentStatus } from './agent-status.js';
 import { installAgentMetrics } from './agent-metrics.js';
 import { agentAuthorization, JoinDiagnostics } from './diagnostics.js';
-import { checkQuotaFits, diskShort } from '../store/disk-space.js';
+import { checkQuotaFits, diskShort, OWNER_DISK_FLOOR_BYTES } from '../store/disk-space.js';
+import type { ScrubSettings } from '../store/scrub-rate.js';
+import { Scrubber } from '../store/scrubber.js';
+import { FaultReporter } from './fault-reporter.js';
 import { enroll } from './enrollment.js';
 import { HeartbeatLoop } from './heartbeat-loop.js';
 import { reconcileStore } from './reconcile.js';
@@ -63,8 +67,13 @@ export interface AgentOptions {
   idleSource?: OwnerIdleSource;
   /** Machine measurements for the governor; default systeminformation. */
   systemProbe?: SystemProbe;
+  /** The scrub's pace (default: a full pass per SCRUB_PERIOD_MS); remembered across starts. */
+  scrub?: ScrubSettings;
   logger: Logger;
 }
+
+/** How often a donor whose disk filled up looks whether it has room again (milliseconds). */
+const DISK_FULL_RECHECK_MS = 10_000;
 
 /**
  * The donor daemon's composition: store, morsel service, governor, patching, jobs, diagnostics
@@ -93,6 +102,11 @@ export class AgentDaemon extends EventEmitter {
   private readonly opts: AgentOptions;
   private readonly log: Logger;
   private readonly heartbeat: HeartbeatLoop;
+  /** Re-hashes stored morsels in the background, paced, while the owner is away. */
+  readonly scrubber: Scrubber;
+  /** Morsels this donor dropped (scrub, start-up check), until the manager has them. */
+  readonly faults: FaultReporter;
+  private diskFullWatch: NodeJS.Timeout | undefined;
   private servedBytes = 0;
   private lastBeat = { at: performance.now(), served: 0 };
   private reconciled = false;
@@ -105,6 +119,7 @@ export class AgentDaemon extends EventEmitter {
     store: RetiringStore,
     identity: Identity | null,
     governorFile: GovernorFile,
+    scrub: ScrubSettings,
   ) {
     super();
     this.opts = opts;
@@ -131,6 +146,25 @@ export class AgentDaemon extends EventEmitter {
       ...(opts.heartbeatIntervalMs !== undefined
         ? { fixedIntervalMs: opts.heartbeatIntervalMs }
         : {}),
+      log: opts.logger,
+    });
+    this.faults = new FaultReporter({
+      manager: this.manager,
+      file: join(opts.dir, 'faults-pending.json'),
+      log: opts.logger,
+    });
+    this.scrubber = new Scrubber({
+      store,
+      positionFile: join(opts.dir, 'scrub-position.json'),
+      settings: () => scrub,
+      // The owner is at the machine, or donating is paused: the scrub's disk reads wait.
+      held: () => holdsBackgroundWork(this.governance.governor.decision.state),
+      onBad: ({ datasetId, index }) => {
+        this.log.warn({ datasetId, morsel: index }, 'scrub: bad hash, morsel dropped');
+        void this.faults
+          .add([{ datasetId, morsel: index, reason: 'corrupt', reportedBy: 'scrub' }])
+          .catch((e: unknown) => this.log.warn({ err: errText(e) }, 'recording a fault failed'));
+      },
       log: opts.logger,
     });
     this.diagnostics = new JoinDiagnostics({
@@ -243,9 +277,12 @@ export class AgentDaemon extends EventEmitter {
     const fsStore = await FsStore.open(storeDir, {
       quotaBytes: opts.bandwidthOnly ? 0 : quotaBytes,
     });
+    for (const w of fsStore.warnings) opts.logger.warn(w);
+    const onDiskFull = { call: (): void => undefined };
     const store: RetiringStore = new RetiringStore(fsStore, {
       log: opts.logger,
       diskShort: () => diskShort(storeDir, store.usage().freeBytes),
+      onDiskFull: () => onDiskFull.call(),
     });
     try {
       if (!opts.bandwidthOnly) await checkQuotaFits(storeDir, quotaBytes, store.usage().usedBytes);
@@ -254,17 +291,39 @@ export class AgentDaemon extends EventEmitter {
       throw e;
     }
     store.startSweeping();
-    await saveSettings(opts.dir, { ...settings, quotaBytes });
+    const scrub = scrubSettingsOf(opts.scrub, settings.scrub);
+    await saveSettings(opts.dir, {
+      ...settings,
+      quotaBytes,
+      ...scrubSettingsFile(opts.scrub, settings),
+    });
     let daemon: AgentDaemon;
     try {
-      daemon = new AgentDaemon(opts, store, identity, governorFile);
+      daemon = new AgentDaemon(opts, store, identity, governorFile, scrub);
     } catch (e) {
       // E.g. a malformed manager URL: the store is open and must not stay locked.
       await store.close();
       throw e;
     }
+    // The manager hears about a full disk at once, not at the next heartbeat; the donor
+    // reports room again once the disk has the owner's floor free.
+    onDiskFull.call = () => daemon.heartbeat.beatSoon(0);
+    daemon.diskFullWatch = setInterval(() => {
+      void fsStore.recheckDiskFull(OWNER_DISK_FLOOR_BYTES).catch(() => undefined);
+    }, DISK_FULL_RECHECK_MS);
+    daemon.diskFullWatch.unref();
     try {
       await daemon.reports.load();
+      await daemon.faults.load();
+      // Morsels whose data was missing or short at open are gone from the store: report them.
+      await daemon.faults.add(
+        fsStore.drainLost().map(({ datasetId, index }) => ({
+          datasetId,
+          morsel: index,
+          reason: 'missing' as const,
+          reportedBy: 'startup' as const,
+        })),
+      );
       await daemon.governance.start();
       await daemon.listen();
       if (!identity) await daemon.enroll(opts.token!, quotaBytes);
@@ -315,7 +374,13 @@ export class AgentDaemon extends EventEmitter {
       // Reconcile before taking jobs, so a fresh import is never mistaken for a leftover.
       this.reconciled = true;
       await reconcileStore(this.store, this.manager, this.log).then(
-        () => this.jobs.start(),
+        () => {
+          // Stopped while reconciling: nothing may start now (it would keep the process alive).
+          if (this.stopping) return;
+          this.jobs.start();
+          this.faults.enable();
+          this.scrubber.start();
+        },
         (e: unknown) => {
           this.reconciled = false;
           this.log.warn({ err: errText(e) }, 'store reconciliation failed; will retry');
@@ -338,6 +403,7 @@ export class AgentDaemon extends EventEmitter {
       quotaBytes: usage.quotaBytes,
       usedBytes: usage.usedBytes,
       freeBytes: usage.freeBytes,
+      ...(usage.diskFull ? { diskFull: true } : {}),
       servingRate: Math.round(servingRate),
       url: this.url,
       ...this.governance.heartbeatFields(),
@@ -387,7 +453,10 @@ export class AgentDaemon extends EventEmitter {
     this.heartbeat.stop();
     this.diagnostics.stop();
     this.governance.stop();
+    clearInterval(this.diskFullWatch);
+    await this.scrubber.stop();
     await this.jobs.stop();
+    await this.faults.close();
     await this.patching.close().catch(() => undefined);
     await this.service.close().catch(() => undefined);
     await this.store.close().catch(() => undefined);
@@ -398,4 +467,29 @@ export class AgentDaemon extends EventEmitter {
 
 function errText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/** The scrub pace in force: this start's options, else the remembered settings, else defaults. */
+function scrubSettingsOf(
+  given: ScrubSettings | undefined,
+  saved: AgentSettings['scrub'],
+): ScrubSettings {
+  if (given) return given;
+  const out: ScrubSettings = {};
+  if (saved?.periodMs !== undefined) out.periodMs = saved.periodMs;
+  if (saved?.bytesPerSecond !== undefined) {
+    out.bytesPerSecond = saved.bytesPerSecond === 'max' ? Infinity : saved.bytesPerSecond;
+  }
+  return out;
+}
+
+/** What settings.json remembers of a scrub pace given on this start (JSON has no Infinity). */
+function scrubSettingsFile(given: ScrubSettings | undefined, saved: AgentSettings): AgentSettings {
+  if (!given) return saved.scrub ? { scrub: saved.scrub } : {};
+  const scrub: NonNullable<AgentSettings['scrub']> = {};
+  if (given.periodMs !== undefined) scrub.periodMs = given.periodMs;
+  if (given.bytesPerSecond !== undefined) {
+    scrub.bytesPerSecond = Number.isFinite(given.bytesPerSecond) ? given.bytesPerSecond : 'max';
+  }
+  return { scrub };
 }

@@ -8,7 +8,7 @@ import { DatasetReader } from '../client/dataset-reader.js';
 import type { DonorPools } from '../client/donor-pool.js';
 import type { HashPool, SharedMemory } from '../client/hash-pool.js';
 import { fetchMap } from '../client/fetch-map.js';
-import { reportReadOutcome } from '../client/report-rates.js';
+import { reportBadCopies, reportReadOutcome, type BadCopy } from '../client/report-rates.js';
 import { sourceFallback } from '../client/source-fallback.js';
 import type { ManagerClient } from '../manager-client.js';
 
@@ -43,6 +43,7 @@ export class DatasetSession {
   private refreshing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly failures: { donor: string; error: string }[] = [];
+  private readonly badCopies: BadCopy[] = [];
   private closed = false;
 
   private constructor(
@@ -144,6 +145,7 @@ export class DatasetSession {
         this.failures.push({ donor, error: error.code });
         this.deps.log?.(`donor ${donor}: ${error.message} (reading elsewhere)`);
       },
+      onBadCopy: (donor, morsel) => this.badCopies.push({ donor, morsel }),
       onDonorDropped: (donor, error) => {
         this.deps.log?.(`donor ${donor} dropped for the rest of the read: ${error.message}`);
       },
@@ -172,6 +174,9 @@ export class DatasetSession {
 
   private async report(reader: DatasetReader): Promise<void> {
     const failed = this.failures.splice(0);
+    await reportBadCopies(this.deps.manager, this.id, this.badCopies.splice(0)).catch(
+      () => undefined,
+    );
     await reportReadOutcome(this.deps.manager, this.id, reader.donorRates(), failed).catch(
       () => undefined,
     );

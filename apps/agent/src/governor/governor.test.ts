@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MiB } from '@freeloader/protocol';
+import { holdsBackgroundWork } from './background-hold.js';
 import { DEFAULT_AIMD, Governor, contentionOf, type GovernorClock } from './governor.js';
 import {
   DEFAULT_GOVERNOR_SETTINGS,
@@ -232,5 +233,27 @@ describe('mergeSettings', () => {
   it('keeps what a patch leaves out', () => {
     const s = mergeSettings(DEFAULT_GOVERNOR_SETTINGS, { activeCapBps: 3 * MiB });
     expect(s).toEqual({ ...DEFAULT_GOVERNOR_SETTINGS, activeCapBps: 3 * MiB });
+  });
+});
+
+// The scrub waits exactly while the governor says the owner is active or donating is paused.
+describe('holdsBackgroundWork over the governor’s decisions', () => {
+  it.each([
+    ['owner away', quiet, 'idle', false],
+    ['owner at the keyboard', { ...quiet, ownerIdleMs: 100 }, 'active', true],
+    ['machine busy, owner away', busyCpu, 'contended', false],
+    ['on battery (donating paused)', { ...quiet, onBattery: true }, 'paused', true],
+  ])('%s', (_label, sample, state, held) => {
+    const decision = new Governor(settings(), testClock()).update(sample);
+    expect(decision.state).toBe(state);
+    expect(holdsBackgroundWork(decision.state)).toBe(held);
+  });
+
+  it('a manual pause holds it; resuming lets it go on', () => {
+    const g = new Governor(settings(), testClock());
+    g.setPause({ until: 'resumed' });
+    expect(holdsBackgroundWork(g.update(quiet).state)).toBe(true);
+    g.setPause(null);
+    expect(holdsBackgroundWork(g.update(quiet).state)).toBe(false);
   });
 });

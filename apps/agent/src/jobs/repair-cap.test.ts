@@ -14,9 +14,7 @@ const servers: TestServer[] = [];
 
 beforeAll(async () => {
   c = await startDataCluster(3, '64MiB', {
-    repairDonorRateBps: B_DONOR,
-    repairAfterMs: 60_000,
-    repairTickMs: 300,
+    manager: { repairDonorRateBps: B_DONOR, repairAfterMs: 60_000, repairTickMs: 300 },
   });
   k = repairKit(c.tm);
 }, 180_000);

@@ -17,7 +17,9 @@ const servers: TestServer[] = [];
 let shared: { id: string; content: Buffer };
 
 beforeAll(async () => {
-  c = await startDataCluster(5, '64MiB', { repairAfterMs: REPAIR_AFTER_MS, repairTickMs: 300 });
+  c = await startDataCluster(5, '64MiB', {
+    manager: { repairAfterMs: REPAIR_AFTER_MS, repairTickMs: 300 },
+  });
   k = repairKit(c.tm);
 }, 180_000);
 

@@ -8,6 +8,13 @@ import { join } from 'node:path';
  */
 export interface AgentSettings {
   quotaBytes?: number;
+  /** The scrub's pace (`--scrub-period`, `--scrub-rate`); absent: the defaults. */
+  scrub?: {
+    /** A full pass per this many milliseconds. */
+    periodMs?: number;
+    /** A fixed rate in bytes/s, or 'max' for as fast as the disk allows. */
+    bytesPerSecond?: number | 'max';
+  };
 }
 
 const FILE = 'settings.json';

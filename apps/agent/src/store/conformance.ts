@@ -10,9 +10,25 @@ export interface StoreUnderTest {
   reopen?: () => Promise<MorselStore>;
   /** Close and remove whatever the store left behind. */
   dispose: () => Promise<void>;
+  /**
+   * Flip one byte of the stored bytes of the dataset's only morsel behind the store's back (a
+   * bit rot the scrub must find).
+   */
+  corruptOnlyMorsel: (datasetId: string) => Promise<void>;
 }
 
 export type StoreFactory = (opts: { quotaBytes?: number }) => Promise<StoreUnderTest>;
+
+/**
+ * {@link StoreUnderTest.corruptOnlyMorsel} for a memory store, whose get() hands out the held
+ * buffer itself: flipping it is rot behind the store's back.
+ */
+export function corruptHeldBuffer(store: Pick<MorselStore, 'get'>) {
+  return async (datasetId: string): Promise<void> => {
+    const { data } = await store.get(datasetId, 0);
+    data[0] = data[0]! ^ 0xff;
+  };
+}
 
 /** Small morsels keep the suite fast; the logic does not depend on the size. */
 const MS = MIN_MORSEL_SIZE;
@@ -241,6 +257,32 @@ export function runStoreConformance(
         { datasetId: b, morselSize: 2 * MS, morsels: 1, bytes: MS },
       ]);
       expect(await store.stat(a)).toEqual({ ...list[0], indices: [0, 3, 5] });
+    });
+
+    it('verify re-hashes a held morsel: true when intact, MORSEL_NOT_FOUND when not held', async () => {
+      const [store, id] = await withDataset();
+      await store.put(id, 3, bytes(77));
+      expect(await store.verify(id, 3)).toBe(true);
+      await expect(store.verify(id, 4)).rejects.toMatchObject({ code: 'MORSEL_NOT_FOUND' });
+      await expect(store.verify(randomUUID(), 0)).rejects.toMatchObject({
+        code: 'DATASET_NOT_FOUND',
+      });
+      expect(store.drainLost()).toEqual([]);
+    });
+
+    it('verify finds a flipped byte; freeing the morsel drops it from stat', async () => {
+      const [store, id] = await withDataset();
+      await store.put(id, 0, bytes());
+      await sut!.corruptOnlyMorsel(id);
+      expect(await store.verify(id, 0)).toBe(false);
+      await store.free(id, 0);
+      expect((await store.stat(id)).indices).toEqual([]);
+    });
+
+    it('reports free space as it is: no diskFull flag on a healthy store', async () => {
+      const [store, id] = await withDataset(4 * MS);
+      await store.put(id, 0, bytes());
+      expect(store.usage()).toEqual({ quotaBytes: 4 * MS, usedBytes: MS, freeBytes: 3 * MS });
     });
 
     it('replaces a morsel put again with other bytes', async () => {

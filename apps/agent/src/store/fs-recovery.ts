@@ -23,6 +23,8 @@ export interface RecoveredDataset {
   table: SlotTable;
   /** Where the next index record goes. */
   logEnd: number;
+  /** Morsels the index held whose bytes were gone (data file missing or short): dropped. */
+  lost: number[];
 }
 
 export interface RecoveredEntry extends RecoveredDataset {
@@ -82,11 +84,14 @@ export async function recoverDataset(
   }
   const table = new SlotTable();
   for (const run of meta.planned) table.reserve(run);
+  // Measured before touch(): a deleted data file must not come back as an empty one that looks valid.
+  const dataSize = await sizeOrZero(paths.data);
   await touch(paths.idx);
   await touch(paths.data);
 
   const fh = await open(paths.idx, 'r+');
   let logEnd: number;
+  let lost: number[];
   try {
     const { size } = await fh.stat();
     const result = await replayLog(fh, (rec) => table.apply(rec));
@@ -98,7 +103,15 @@ export async function recoverDataset(
       await fh.truncate(logEnd);
       await fh.datasync();
     }
-    if (result.records > COMPACT_RATIO * table.entries.size + COMPACT_FLOOR) {
+    lost = dropUnbacked(table, meta.morselSize, dataSize);
+    if (lost.length > 0) {
+      warn(
+        `dataset ${datasetId}: data file ${dataSize === 0 ? 'missing or empty' : `short (${dataSize} bytes)`}, ` +
+          `dropped ${lost.length} morsel(s) its index held`,
+      );
+    }
+    // Dropped morsels must stay dropped across the next restart too: rewrite the log without them.
+    if (lost.length > 0 || result.records > COMPACT_RATIO * table.entries.size + COMPACT_FLOOR) {
       logEnd = await compactLog(paths.idx, table);
     }
   } finally {
@@ -106,10 +119,36 @@ export async function recoverDataset(
   }
   table.rebuildSpare();
 
-  const dataSize = (await stat(paths.data)).size;
   const needed = table.slotCount * meta.morselSize;
   if (dataSize > needed) await truncate(paths.data, needed);
-  return { meta, table, logEnd };
+  return { meta, table, logEnd, lost };
+}
+
+/**
+ * Remove from `table` every morsel whose slot reaches past the data file's end (its bytes are
+ * gone); returns their indices, ascending.
+ *
+ * @example
+ *   // morselSize 4, a 6-byte data file: morsel 7 in slot 0 (bytes 0–3) is whole, morsel 9 in
+ *   // slot 1 (bytes 4–7) is not
+ *   dropUnbacked(table, 4, 6) // → [9]
+ */
+export function dropUnbacked(table: SlotTable, morselSize: number, dataSize: number): number[] {
+  const lost = [...table.entries]
+    .filter(([, e]) => e.slot * morselSize + e.length > dataSize)
+    .map(([index]) => index)
+    .sort((a, b) => a - b);
+  for (const index of lost) table.apply({ kind: 'free', index });
+  return lost;
+}
+
+async function sizeOrZero(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw e;
+  }
 }
 
 /** Replace the log by one put record per live morsel (atomic rename); returns its length. */

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MIN_MORSEL_SIZE } from '@freeloader/protocol';
 import { runStoreConformance } from './conformance.js';
+import { flipByte } from '../test/damage.js';
 import { FsStore } from './fs-store.js';
 import { encodeRecord, RECORD_SIZE } from './index-log.js';
 
@@ -37,6 +38,8 @@ runStoreConformance(
         await store.close();
         await rm(dir, { recursive: true, force: true });
       },
+      // The only morsel sits in slot 0: its first byte is the data file's first byte.
+      corruptOnlyMorsel: async (id) => flipByte(join(dir, 'datasets', `${id}.data`), 0),
     };
   },
   { persistent: true },
@@ -125,6 +128,38 @@ describe('FsStore on disk', () => {
     expect((await third.stat(id)).indices).toEqual([0, 1, 7]);
     expect((await third.get(id, 7)).sha256).toBe(sha(next));
   });
+
+  it.each([
+    ['deleted', async (path: string) => rm(path)],
+    ['truncated inside morsel 1', async (path: string) => truncate(path, MS + 10)],
+  ])(
+    'a data file %s: its unbacked morsels are dropped and reported once, never served empty',
+    async (_label, damage) => {
+      const { dir, store, id, files } = await fresh();
+      await store.create(id, { morselSize: MS, planned: [0, 1, 2] });
+      const data = [0, 1, 2].map(() => randomBytes(MS));
+      for (const [i, d] of data.entries()) await store.put(id, i, d);
+      await damage(files('data'));
+      const again = await reopen(dir, store);
+      const whole = (await stat(files('data'))).size >= MS ? [0] : [];
+      const lost = [0, 1, 2].filter((i) => !whole.includes(i));
+      expect(again.drainLost()).toEqual(lost.map((index) => ({ datasetId: id, index })));
+      expect(again.drainLost()).toEqual([]);
+      expect(again.warnings.join()).toMatch(/dropped/);
+      expect((await again.stat(id)).indices).toEqual(whole);
+      expect(again.usage().usedBytes).toBe(whole.length * MS);
+      for (const i of lost) {
+        await expect(again.get(id, i)).rejects.toMatchObject({ code: 'MORSEL_NOT_FOUND' });
+      }
+      // Still dropped after another restart, and the slots take new puts.
+      const third = await reopen(dir, again);
+      expect(third.drainLost()).toEqual([]);
+      expect((await third.stat(id)).indices).toEqual(whole);
+      await third.put(id, 2, data[2]!);
+      expect((await third.get(id, 2)).data).toEqual(data[2]);
+      if (whole.length > 0) expect(await third.verify(id, 0)).toBe(true);
+    },
+  );
 
   it('ignores a torn trailing record and appends cleanly after it', async () => {
     const { dir, store, id, files } = await fresh();

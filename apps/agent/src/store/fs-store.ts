@@ -1,6 +1,7 @@
 import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FreeLoaderError } from '@freeloader/protocol';
+import { diskFreeBytes } from './disk-space.js';
 import { HandleCache, type HandleLease } from './fd-cache.js';
 import {
   DATASETS_DIR,
@@ -18,6 +19,7 @@ import type {
   CreateDatasetOptions,
   MorselStore,
   StoredDataset,
+  LostMorsel,
   StoredDatasetStat,
   StoreUsage,
 } from './store.js';
@@ -29,10 +31,12 @@ import {
   assertMorselSize,
   assertQuota,
   assertQuotaValue,
+  asDiskFull,
   datasetNotFound,
   morselNotFound,
   morselSizeConflict,
   normaliseSha256,
+  rehash,
   sha256Hex,
 } from './validate.js';
 import { KeyedLock } from './keyed-lock.js';
@@ -77,6 +81,10 @@ export class FsStore implements MorselStore {
   private used = 0;
   private reserved = 0;
   private closed = false;
+  /** A write hit ENOSPC: report no free space until space is given back or a put succeeds. */
+  private diskFull = false;
+  /** Morsels dropped at open because their bytes were gone (see {@link drainLost}). */
+  private lost: LostMorsel[] = [];
 
   private constructor(
     private readonly datasetsDir: string,
@@ -160,17 +168,18 @@ export class FsStore implements MorselStore {
         // Hash on this thread while the pool thread writes the same (read-only) bytes.
         const writing = writeFully(lease.fh, data, slot * ds.morselSize);
         actual = sha256Hex(data);
-        await writing;
+        await writing.catch((e: unknown) => this.failWrite(e));
         assertHash(actual, expected, index);
         if (ds.table.entries.get(index)?.sha256 === actual) return { sha256: actual };
-        await lease.fh.datasync();
+        await lease.fh.datasync().catch((e: unknown) => this.failWrite(e));
       } finally {
         lease.release();
       }
       this.assertLive(ds);
       const rec: LogRecord = { kind: 'put', index, slot, length: data.length, sha256: actual };
-      await ds.log.append(rec, () => this.apply(ds, rec));
+      await ds.log.append(rec, () => this.apply(ds, rec)).catch((e: unknown) => this.failWrite(e));
       this.assertLive(ds);
+      this.diskFull = false;
       return { sha256: actual };
     } finally {
       this.reserved -= reservation;
@@ -208,6 +217,25 @@ export class FsStore implements MorselStore {
       lease?.release();
       ds.table.endRead(entry.slot);
     }
+  }
+
+  async verify(datasetId: string, index: number): Promise<boolean> {
+    return rehash(() => this.get(datasetId, index));
+  }
+
+  drainLost(): LostMorsel[] {
+    return this.lost.splice(0);
+  }
+
+  /**
+   * After DISK_FULL: once the disk under the store has `minFreeBytes` free again, report space
+   * again. Returns whether the disk still counts as full.
+   */
+  async recheckDiskFull(minFreeBytes: number): Promise<boolean> {
+    if (this.diskFull && (await diskFreeBytes(this.datasetsDir)) >= minFreeBytes) {
+      this.diskFull = false;
+    }
+    return this.diskFull;
   }
 
   async free(datasetId: string, index?: number): Promise<void> {
@@ -248,6 +276,8 @@ export class FsStore implements MorselStore {
 
   usage(): StoreUsage {
     const used = this.used;
+    if (this.diskFull)
+      return { quotaBytes: this.quota, usedBytes: used, freeBytes: 0, diskFull: true };
     return { quotaBytes: this.quota, usedBytes: used, freeBytes: Math.max(0, this.quota - used) };
   }
 
@@ -265,10 +295,18 @@ export class FsStore implements MorselStore {
 
   private async recover(): Promise<void> {
     const found = await recoverStore(this.datasetsDir, (m) => this.warnings.push(m));
-    for (const { id, paths, meta, table, logEnd } of found) {
+    for (const { id, paths, meta, table, logEnd, lost } of found) {
       this.track(id, meta.morselSize, paths, table, meta.planned, logEnd);
       this.used += table.bytes;
+      for (const index of lost) this.lost.push({ datasetId: id, index });
     }
+  }
+
+  /** A write failed: ENOSPC marks the disk full and becomes DISK_FULL; rethrows either way. */
+  private failWrite(err: unknown): never {
+    const mapped = asDiskFull(err);
+    if (mapped !== err) this.diskFull = true;
+    throw mapped;
   }
 
   private track(

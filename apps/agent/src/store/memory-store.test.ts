@@ -1,7 +1,7 @@
-import { runStoreConformance } from './conformance.js';
+import { corruptHeldBuffer, runStoreConformance } from './conformance.js';
 import { MemoryStore } from './memory-store.js';
 
 runStoreConformance('MemoryStore', async (opts) => {
   const store = new MemoryStore(opts);
-  return { store, dispose: () => store.close() };
+  return { store, dispose: () => store.close(), corruptOnlyMorsel: corruptHeldBuffer(store) };
 });

@@ -1,5 +1,6 @@
 import type {
   CreateDatasetOptions,
+  LostMorsel,
   MorselStore,
   StoredDataset,
   StoredDatasetStat,
@@ -17,6 +18,7 @@ import {
   morselNotFound,
   morselSizeConflict,
   normaliseSha256,
+  rehash,
   sha256Hex,
 } from './validate.js';
 
@@ -103,6 +105,15 @@ export class MemoryStore implements MorselStore {
     if (!into) return { data: morsel.data, sha256: morsel.sha256 };
     morsel.data.copy(into);
     return { data: into.subarray(0, morsel.data.length), sha256: morsel.sha256 };
+  }
+
+  async verify(datasetId: string, index: number): Promise<boolean> {
+    return rehash(() => this.get(datasetId, index));
+  }
+
+  /** Memory holds nothing across opens, so nothing is ever lost at open. */
+  drainLost(): LostMorsel[] {
+    return [];
   }
 
   async free(datasetId: string, index?: number): Promise<void> {

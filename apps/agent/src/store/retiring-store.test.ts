@@ -1,14 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MIN_MORSEL_SIZE } from '@freeloader/protocol';
-import { runStoreConformance } from './conformance.js';
+import { corruptHeldBuffer, runStoreConformance } from './conformance.js';
 import { MemoryStore } from './memory-store.js';
 import { READER_MAP_LIFETIME_MS, RetiringStore } from './retiring-store.js';
 
 // The decorator is a MorselStore like any other…
 runStoreConformance('RetiringStore over MemoryStore', async (opts) => {
-  const store = new RetiringStore(new MemoryStore(opts));
-  return { store, dispose: () => store.close() };
+  const inner = new MemoryStore(opts);
+  const store = new RetiringStore(inner);
+  return { store, dispose: () => store.close(), corruptOnlyMorsel: corruptHeldBuffer(inner) };
 });
 
 const MS = MIN_MORSEL_SIZE;

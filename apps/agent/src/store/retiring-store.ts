@@ -7,6 +7,7 @@ import {
 } from '@freeloader/protocol';
 import type {
   CreateDatasetOptions,
+  LostMorsel,
   MorselStore,
   StoredDataset,
   StoredDatasetStat,
@@ -36,6 +37,8 @@ export interface RetiringStoreOptions {
    * retired copies then go at once, whatever readers may still want.
    */
   diskShort?: () => Promise<boolean>;
+  /** A put hit a full disk (DISK_FULL): the daemon tells the manager at once. */
+  onDiskFull?: () => void;
   log?: Logger;
 }
 
@@ -125,8 +128,11 @@ export class RetiringStore implements MorselStore {
     try {
       return await this.inner.put(datasetId, index, data, sha256Hex);
     } catch (e) {
+      if (isFreeLoaderError(e) && e.code === 'DISK_FULL') this.opts.onDiskFull?.();
       // Concurrent puts raced for the room made above: make more and try once again.
-      if (!isFreeLoaderError(e) || e.code !== 'NO_SPACE' || this.retiredTotal === 0) throw e;
+      // A full disk (DISK_FULL) is helped by freeing retired copies just the same.
+      const roomy = isFreeLoaderError(e) && (e.code === 'NO_SPACE' || e.code === 'DISK_FULL');
+      if (!roomy || this.retiredTotal === 0) throw e;
       await this.reclaim(Infinity, 'space needed');
       return this.inner.put(datasetId, index, data, sha256Hex);
     }
@@ -134,6 +140,14 @@ export class RetiringStore implements MorselStore {
 
   get(datasetId: string, index: number, into?: Buffer): Promise<{ data: Buffer; sha256: string }> {
     return this.inner.get(datasetId, index, into);
+  }
+
+  verify(datasetId: string, index: number): Promise<boolean> {
+    return this.inner.verify(datasetId, index);
+  }
+
+  drainLost(): LostMorsel[] {
+    return this.inner.drainLost();
   }
 
   async free(datasetId: string, index?: number): Promise<void> {
@@ -156,7 +170,8 @@ export class RetiringStore implements MorselStore {
     return {
       quotaBytes: u.quotaBytes,
       usedBytes,
-      freeBytes: Math.max(0, u.quotaBytes - usedBytes),
+      freeBytes: u.diskFull ? 0 : Math.max(0, u.quotaBytes - usedBytes),
+      ...(u.diskFull ? { diskFull: true } : {}),
     };
   }
 

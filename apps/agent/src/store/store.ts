@@ -27,8 +27,19 @@ export interface StoredDatasetStat extends StoredDataset {
 export interface StoreUsage {
   quotaBytes: number;
   usedBytes: number;
-  /** `max(0, quotaBytes - usedBytes)`. */
+  /** `max(0, quotaBytes - usedBytes)`, or 0 while {@link diskFull}. */
   freeBytes: number;
+  /**
+   * A write hit ENOSPC: the disk is full whatever the quota says. Cleared when a later put
+   * succeeds or the disk has room again (the filesystem store's `recheckDiskFull`).
+   */
+  diskFull?: boolean;
+}
+
+/** A morsel the store dropped at open because its bytes were gone (data file missing or short). */
+export interface LostMorsel {
+  datasetId: string;
+  index: number;
 }
 
 export interface CreateDatasetOptions {
@@ -50,7 +61,7 @@ export interface MorselStore {
   /**
    * put: store morsel `index`. Durable and hash-checked before it becomes visible. Putting an index
    * again replaces it (same bytes: a cheap no-op). Throws HASH_MISMATCH (nothing becomes visible),
-   * NO_SPACE (quota), DATASET_NOT_FOUND, VALIDATION_FAILED (bad index, empty or longer than
+   * NO_SPACE (quota), DISK_FULL (the disk itself is full: usage() then says so), DATASET_NOT_FOUND, VALIDATION_FAILED (bad index, empty or longer than
    * morselSize, malformed hash).
    */
   put(
@@ -66,6 +77,17 @@ export interface MorselStore {
    * read. Throws MORSEL_NOT_FOUND / DATASET_NOT_FOUND.
    */
   get(datasetId: string, index: number, into?: Buffer): Promise<{ data: Buffer; sha256: string }>;
+  /**
+   * verify: read morsel `index` back and re-hash it (the scrub). False when the bytes no longer
+   * match the hash recorded at put time or cannot be read whole; the caller decides what to do
+   * (the scrub frees it and reports it). Throws MORSEL_NOT_FOUND / DATASET_NOT_FOUND.
+   */
+  verify(datasetId: string, index: number): Promise<boolean>;
+  /**
+   * Morsels dropped when the store opened because their data was missing or short (each is
+   * returned once; the caller reports them). Never recreated as empty morsels that look valid.
+   */
+  drainLost(): LostMorsel[];
   /**
    * free: one morsel (a morsel not held is a no-op), or the whole dataset when index is omitted.
    * Releases quota. Throws DATASET_NOT_FOUND for an unknown dataset.

@@ -127,3 +127,33 @@ export function morselSizeConflict(datasetId: string, have: number, want: number
     { datasetId, morselSize: have },
   );
 }
+
+/**
+ * ENOSPC (the disk itself is full, whatever the quota says) becomes DISK_FULL; anything else is
+ * returned unchanged.
+ *
+ * @example asDiskFull(Object.assign(new Error('no space'), { code: 'ENOSPC' })).code // → 'DISK_FULL'
+ */
+export function asDiskFull(err: unknown): unknown {
+  if ((err as NodeJS.ErrnoException | undefined)?.code !== 'ENOSPC') return err;
+  return new FreeLoaderError('DISK_FULL', `the disk under the store is full: ${String(err)}`);
+}
+
+/**
+ * Whether stored bytes still match the hash recorded at put time (the scrub's check). A morsel
+ * whose bytes cannot be read whole (INTERNAL from the store's get) is bad too.
+ *
+ * @example await rehash(() => store.get(id, 3)) // → true for an intact morsel
+ */
+export async function rehash(
+  read: () => Promise<{ data: Buffer; sha256: string }>,
+): Promise<boolean> {
+  let got: { data: Buffer; sha256: string };
+  try {
+    got = await read();
+  } catch (e) {
+    if (e instanceof FreeLoaderError && e.code === 'INTERNAL') return false;
+    throw e;
+  }
+  return sha256Hex(got.data) === got.sha256;
+}

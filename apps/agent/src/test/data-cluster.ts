@@ -42,9 +42,13 @@ export interface DataCluster {
 export async function startDataCluster(
   donors: number,
   quota: string,
-  managerOverrides: Partial<Config> = {},
+  opts: {
+    /** Manager settings for this cluster (e.g. short repair thresholds). */
+    manager?: Partial<Config>;
+    agentArgs?: (i: number) => readonly string[];
+  } = {},
 ): Promise<DataCluster> {
-  const tm = await startTestManager(managerOverrides);
+  const tm = await startTestManager(opts.manager);
   const root = await mkdtemp(join(tmpdir(), 'fl-data-'));
   const agents: SpawnedAgent[] = [];
   const agentDirs = Array.from({ length: donors }, (_, i) => join(root, `agent-${i + 1}`));
@@ -52,7 +56,14 @@ export async function startDataCluster(
     const { token } = await tm.createJoinToken({ maxUses: donors });
     for (const [i, dir] of agentDirs.entries()) {
       agents.push(
-        await spawnAgent({ managerUrl: tm.url, token, dir, quota, name: `donor-${i + 1}` }),
+        await spawnAgent({
+          managerUrl: tm.url,
+          token,
+          dir,
+          quota,
+          name: `donor-${i + 1}`,
+          extraArgs: opts.agentArgs?.(i) ?? [],
+        }),
       );
     }
     await Promise.all(agents.map((a) => waitForAgentState(tm, a.agentId, 'live')));

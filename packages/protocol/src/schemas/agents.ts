@@ -42,6 +42,11 @@ export const Heartbeat = Type.Object({
   diagnostics: Type.Optional(AgentDiagnostics),
   /** Jobs the agent is running now: the manager renews their leases (see JOB_LEASE_MS). */
   runningJobs: Type.Optional(Type.Array(Uuid, { maxItems: MAX_HEARTBEAT_JOBS })),
+  /**
+   * A store write hit ENOSPC: the disk is full whatever the quota says (freeBytes is then 0).
+   * The manager places nothing new on the donor until a heartbeat says otherwise.
+   */
+  diskFull: Type.Optional(Type.Boolean()),
 });
 export type Heartbeat = Static<typeof Heartbeat>;
 

@@ -92,5 +92,12 @@ export const DatasetMap = Type.Object({
    * adds it from `POST /datasets/:id/patch` when the dataset is only partly cached.
    */
   suffix: Type.Optional(SuffixPlan),
+  /**
+   * Copies known bad (scrub, start-up check or a client's bad hash, until repaired): readers
+   * never ask `donor` for `morsel`.
+   */
+  badCopies: Type.Optional(
+    Type.Array(Type.Object({ morsel: Type.Integer({ minimum: 0 }), donor: Uuid })),
+  ),
 });
 export type DatasetMap = Static<typeof DatasetMap>;

@@ -28,5 +28,16 @@ export const DatasetEvent = Type.Object({
   state: Type.String(),
 });
 
-export const FreeLoaderEvent = Type.Union([AgentEvent, TransferEvent, DatasetEvent]);
+/** Copies of morsels found bad (scrub, start-up check or a client's bad hash): repair reacts. */
+export const FaultEvent = Type.Object({
+  type: Type.Literal('fault'),
+  datasetId: Uuid,
+  agentId: Uuid,
+  /** Copies newly recorded (or refreshed) as bad by this report. */
+  morsels: Type.Integer({ minimum: 0 }),
+  reason: Type.String(),
+  reportedBy: Type.String(),
+});
+
+export const FreeLoaderEvent = Type.Union([AgentEvent, TransferEvent, DatasetEvent, FaultEvent]);
 export type FreeLoaderEvent = Static<typeof FreeLoaderEvent>;

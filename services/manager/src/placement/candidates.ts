@@ -20,22 +20,28 @@ export function throttleRank(throttle: string | undefined): number {
 
 /**
  * Donors an import may use: enrolled, not revoked, not bandwidth-only, live right now (stale and
- * dead donors are never chosen), with their free space as the manager's ledger sees it.
+ * dead donors are never chosen), not reporting a full disk, with their free space as the manager's ledger sees it.
  */
 export async function placementCandidates(deps: PlacementDeps): Promise<Candidate[]> {
   const rows = await storageDonorSpace(deps.pg);
-  return rows
-    .filter((r) => deps.softState.stateOf(r.id) === 'live')
-    .map((r) => {
-      const hb = deps.softState.heartbeatOf(r.id);
-      return {
-        id: r.id,
-        url: hb?.url ?? r.url,
-        freeBytes: Math.max(0, Number(r.free)),
-        ...(hb?.throttle ? { throttle: hb.throttle } : {}),
-      };
-    })
-    .sort((a, b) => throttleRank(a.throttle) - throttleRank(b.throttle));
+  return (
+    rows
+      // A donor whose disk filled up (ENOSPC) gets nothing new until it reports room again.
+      .filter(
+        (r) =>
+          deps.softState.stateOf(r.id) === 'live' && !deps.softState.heartbeatOf(r.id)?.diskFull,
+      )
+      .map((r) => {
+        const hb = deps.softState.heartbeatOf(r.id);
+        return {
+          id: r.id,
+          url: hb?.url ?? r.url,
+          freeBytes: Math.max(0, Number(r.free)),
+          ...(hb?.throttle ? { throttle: hb.throttle } : {}),
+        };
+      })
+      .sort((a, b) => throttleRank(a.throttle) - throttleRank(b.throttle))
+  );
 }
 
 /**

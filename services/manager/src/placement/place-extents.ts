@@ -20,6 +20,16 @@ export interface PlaceExtentsDeps extends PlacementDeps {
 }
 
 /**
+ * How long an import's reservations live (seconds): an hour plus the dataset at the slowest
+ * import rate, at most a week.
+ *
+ * @example reservationTtlSeconds(1e9) // → 4600
+ */
+export function reservationTtlSeconds(size: number): number {
+  return Math.min(7 * 24 * 3600, Math.ceil(3600 + size / SLOWEST_IMPORT_RATE));
+}
+
+/**
  * One reservation per donor. Each is admitted under the donor's row lock, so a racing import
  * that took the space first makes this one fail with NO_SPACE rather than overcommit.
  */
@@ -29,7 +39,7 @@ export async function reserveAll(
   plan: Pick<ImportPlan, 'bytesPerDonor'>,
   size: number,
 ): Promise<void> {
-  const ttlSeconds = Math.min(7 * 24 * 3600, Math.ceil(3600 + size / SLOWEST_IMPORT_RATE));
+  const ttlSeconds = reservationTtlSeconds(size);
   for (const [agentId, bytes] of plan.bytesPerDonor) {
     await deps.reservationsRepo.reserve({ agentId, bytes, datasetId, ttlSeconds });
   }

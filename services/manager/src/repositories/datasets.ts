@@ -3,14 +3,19 @@ import type { Queryable } from '../db/pool.js';
 
 /**
  * A dataset's lifecycle state, its row locked until the caller's transaction ends (imports,
- * deletes and relocations decide on it); undefined when there is no such dataset.
+ * deletes and relocations decide on it); undefined when there is no such dataset. `placement`
+ * takes the weaker FOR NO KEY UPDATE: a second placement change (or state decision) waits, but
+ * rows that only reference the dataset (reservations, jobs) may still be inserted meanwhile by
+ * other transactions — a placement change that reserves space while holding the lock needs that.
  */
 export async function lockDatasetState(
   tx: Queryable,
   datasetId: string,
+  strength: 'update' | 'placement' = 'update',
 ): Promise<string | undefined> {
+  const lock = strength === 'placement' ? 'FOR NO KEY UPDATE' : 'FOR UPDATE';
   const { rows } = await tx.query<{ state: string }>(
-    'SELECT state FROM datasets WHERE id = $1 FOR UPDATE',
+    `SELECT state FROM datasets WHERE id = $1 ${lock}`,
     [datasetId],
   );
   return rows[0]?.state;

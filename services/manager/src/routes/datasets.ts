@@ -16,6 +16,7 @@ import { deleteDataset, type DatasetLifecycleDeps } from '../dataset-lifecycle.j
 import type { PlacementDeps } from '../placement/placement-deps.js';
 import { donorSpeeds } from '../placement/rate-estimates.js';
 import { throttleFields } from '../throttle-view.js';
+import { faultsOfDataset } from '../repositories/morsel-faults.js';
 
 /** Dataset views, the read map (extents, donors, hashes, capability) and deletion. */
 const datasets: FastifyPluginAsyncTypebox = async (app) => {
@@ -76,9 +77,10 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
       if (dataset.state === 'deleting') {
         throw new FreeLoaderError('DATASET_NOT_FOUND', `dataset ${dataset.id} is being deleted`);
       }
-      const [extents, hashes] = await Promise.all([
+      const [extents, hashes, faults] = await Promise.all([
         app.placementRepo.getPlacement(dataset.id),
         app.placementRepo.getHashes(dataset.id),
+        faultsOfDataset(app.pg, dataset.id),
       ]);
       const donorIds = [...new Set(extents.flatMap((e) => e.donors))];
       const agents = await app.agentsRepo.getMany(donorIds);
@@ -112,6 +114,10 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
         hashes: hashes.toString('hex'),
         capability,
         capabilityExpiresAt: new Date(exp * 1000).toISOString(),
+        // Copies a scrub, start-up check or client found bad: readers skip them until repaired.
+        ...(faults.length > 0
+          ? { badCopies: faults.map((f) => ({ morsel: f.morsel, donor: f.agentId })) }
+          : {}),
       };
     },
   );

@@ -5,6 +5,7 @@ import datasets from './datasets.js';
 import datasetViews from './dataset-views.js';
 import diagnostics from './diagnostics.js';
 import events from './events.js';
+import faults from './faults.js';
 import health from './health.js';
 import history from './history.js';
 import importControl from './import-control.js';
@@ -33,6 +34,7 @@ const api: FastifyPluginAsync = async (app) => {
     datasetViews,
     imports,
     rates,
+    faults,
     relocation,
     repair,
     diagnostics,

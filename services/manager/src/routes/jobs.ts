@@ -90,7 +90,7 @@ const jobs: FastifyPluginAsyncTypebox = async (app) => {
     async (req) => {
       const job = await app.jobsRepo.finish(req.params.id, req.agent!.id, req.body);
       publish({ ...job, jobId: job.id, rate: 0, etaSeconds: null });
-      await onJobFinished(app, job);
+      await onJobFinished(app, job, req.body.errorCode);
       return job;
     },
   );

@@ -13,6 +13,8 @@ import { runUntilSignal } from '../run-until-signal.js';
 import { fileUrisAllowed } from '@freeloader/sources';
 import { AgentHost } from '../../daemon/agent-host.js';
 import { DEFAULT_SETTINGS_PORT } from '../../control-api/settings-server.js';
+import type { ScrubSettings } from '../../store/scrub-rate.js';
+import { parseDuration } from './duration.js';
 import { parseListen } from './listen.js';
 
 export function registerAgent(program: Command): void {
@@ -39,6 +41,14 @@ export function registerAgent(program: Command): void {
     .option(
       '--leave',
       'leave the cache gracefully: serve until the manager re-created every copy elsewhere, then exit',
+    )
+    .option(
+      '--scrub-period <duration>',
+      're-hash everything stored once per this period, e.g. 14d (the default; remembered)',
+    )
+    .option(
+      '--scrub-rate <size>',
+      'scrub at a fixed rate per second instead, e.g. 4MiB, or max (remembered)',
     )
     .option('--log-level <level>', 'log level', process.env.LOG_LEVEL ?? 'info')
     .action(async (opts: AgentCliOptions) => {
@@ -80,6 +90,7 @@ export function registerAgent(program: Command): void {
           // The same admin opt-in as the manager's: without it the manager would accept a
           // file:// import that every donor then refuses.
           allowFileUris: fileUrisAllowed(),
+          ...scrubOption(opts),
           logger,
         },
         settings: opts.settings === false ? false : parseListen(opts.settings, '--settings'),
@@ -132,4 +143,20 @@ interface AgentCliOptions {
   /** `host:port` of the settings page, or false for --no-settings. */
   settings: string | false;
   logLevel: string;
+  scrubPeriod?: string;
+  scrubRate?: string;
+}
+
+/** `--scrub-period` / `--scrub-rate` as daemon options (none given: the remembered pace). */
+function scrubOption(opts: AgentCliOptions): { scrub?: ScrubSettings } {
+  if (opts.scrubPeriod === undefined && opts.scrubRate === undefined) return {};
+  const scrub: ScrubSettings = {};
+  if (opts.scrubPeriod !== undefined) scrub.periodMs = parseDuration(opts.scrubPeriod) * 1000;
+  if (opts.scrubRate !== undefined) {
+    scrub.bytesPerSecond = opts.scrubRate === 'max' ? Infinity : parseSize(opts.scrubRate);
+    if (!(scrub.bytesPerSecond > 0)) {
+      throw new FreeLoaderError('VALIDATION_FAILED', '--scrub-rate must be more than 0 (or max)');
+    }
+  }
+  return { scrub };
 }
