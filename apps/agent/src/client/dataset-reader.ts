@@ -338,14 +338,20 @@ export class DatasetReader {
         );
         if (!value) continue;
         if (by === 'primary') return value;
-        // The other copy won: this donor goes behind it, and one that keeps losing is dropped.
+        // The other route won: this donor goes behind it. Beaten by another copy, it is dropped
+        // for the rest of the read (its twin serves); beaten by the source, it is a stall (the
+        // source is the slow last resort, so only repeated losses drop it).
         this.hedgeCounts.won++;
         this.locator.failed(donor);
-        if (this.locator.stalled(donor)) {
-          this.opts.onDonorDropped?.(
-            donor,
-            new FreeLoaderError('TIMEOUT', `donor ${donor} lost hedged requests repeatedly`),
-          );
+        const beaten = new FreeLoaderError(
+          'TIMEOUT',
+          `donor ${donor} lost a hedged request for morsel ${index} to ${backupDonor ?? 'the source'}`,
+        );
+        if (backupDonor && !this.locator.isDropped(donor)) {
+          this.locator.drop(donor);
+          this.opts.onDonorDropped?.(donor, beaten);
+        } else if (!backupDonor && this.locator.stalled(donor)) {
+          this.opts.onDonorDropped?.(donor, beaten);
         }
         value.copy(target);
         return target.subarray(0, length);

@@ -117,9 +117,16 @@ export async function waitForImport(
       client.request<TransferRow[]>('GET', `/transfers?datasetId=${dataset.id}`),
     ]);
     const done = rows.reduce((s, r) => s + r.doneBytes, 0);
+    // Every copy's donors fetch their morsels: progress is over all copies' bytes, shown on the
+    // dataset's scale (the bar counts the dataset, not n times it).
+    const total = rows.reduce((s, r) => s + r.totalBytes, 0);
+    const share = total > 0 ? Math.min(1, done / total) : 0;
     const rate = rows.filter((r) => r.state === 'running').reduce((s, r) => s + r.rate, 0);
     bar.setNote(throttleNote(runningDonors(rows)));
-    bar.update(Math.min(done, dataset.sizeBytes), rate || undefined);
+    bar.update(
+      Math.round(share * dataset.sizeBytes),
+      (rate * dataset.sizeBytes) / (total || 1) || undefined,
+    );
     if (view.state === 'ready') {
       bar.update(dataset.sizeBytes, undefined, true);
       bar.done();
