@@ -67,6 +67,9 @@ test('import: probe shows size, ETag and Range support, then the transfer reache
   await expect(probe.getByText('supported', { exact: true })).toBeVisible();
   await expect(probe.getByText(process.env.FL_E2E_ETAG!)).toBeVisible();
   await expect(probe).toContainText('24 morsels striped 3 wide');
+  await expect(probe).toContainText(
+    '2 copies of each morsel (manager default (REPLICAS_DEFAULT=2))',
+  );
   await shot('04-import-probe');
   await probe.getByRole('button', { name: 'Confirm import' }).click();
 
@@ -91,6 +94,7 @@ test('the dataset is browsable as folders, searchable, and shows its placement',
   await expect(row).toContainText('24.0 MiB');
   await expect(row).toContainText('full');
   await expect(row).toContainText('ready');
+  await expect(row.getByTestId('dataset-copies')).toHaveText('2/2');
   await shot('06-datasets-folder');
   await page.getByRole('searchbox', { name: 'Search datasets' }).fill('TAS_2020');
   await expect(page.getByRole('link', { name: DATASET })).toBeVisible();
@@ -104,9 +108,13 @@ test('the dataset is browsable as folders, searchable, and shows its placement',
   ).toBeVisible();
   await expect(placement.getByTestId('placement-cell')).toHaveCount(24);
   const donors = placement.getByRole('table', { name: 'donors holding this dataset' });
+  // Two copies of 24 MiB over three donors: 16 MiB each.
   for (const name of ['donor-1', 'donor-2', 'donor-3']) {
-    await expect(donors.getByRole('row').filter({ hasText: name })).toContainText('8.00 MiB');
+    await expect(donors.getByRole('row').filter({ hasText: name })).toContainText('16.0 MiB');
   }
+  await expect(page.getByTestId('dataset-health')).toHaveText(
+    '2 copies wanted; live per morsel min 2, avg 2; 0 of 24 morsels at risk, 0 only at the source',
+  );
   await shot('08-dataset-detail');
 });
 

@@ -93,7 +93,8 @@ test('sign in; an importing dataset shows its progress in the list, not "none"',
   await folder.click();
   const row = page.getByRole('row').filter({ hasText: 'slow run.bin' });
   await expect(row.getByTestId('cached')).toContainText(/importing \d+ %/, { timeout: 60_000 });
-  await expect(row.getByTestId('cached')).toContainText(/B of 24\.0 MiB/);
+  // Two copies by default: each copy's donors fetch their morsels, 48 MiB in all.
+  await expect(row.getByTestId('cached')).toContainText(/B of 48\.0 MiB \(2 copies\)/);
   await expect(row.getByTestId('cached')).not.toContainText('none');
   await shot(page, 'kept-01-import-progress-in-list');
 });

@@ -24,6 +24,10 @@ export const MAX_MORSELS_PER_DATASET = MAX_DATASET_SIZE / MIN_MORSEL_SIZE;
 
 /** Longest single name (folder or dataset) in the namespace (characters). */
 export const MAX_NAME_LENGTH = 255;
+/** Most copies of each morsel a dataset may ask for (ThriftStore's replication level n). */
+export const MAX_REPLICAS = 16;
+/** Copies of each morsel when neither the request nor the manager's REPLICAS_DEFAULT says. */
+export const DEFAULT_REPLICAS = 2;
 /** Longest full namespace path, slashes included (characters). */
 export const MAX_PATH_LENGTH = 4096;
 /** Deepest namespace path (folders + dataset name). */

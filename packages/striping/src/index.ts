@@ -49,6 +49,14 @@ export {
 } from './prefix-eviction.js';
 export { auditCover } from './coverage.js';
 export {
+  auditReplicas,
+  placeReplicas,
+  slotShares,
+  tallyCopies,
+  type ReplicaInput,
+  type ReplicaPlan,
+} from './replicas.js';
+export {
   MAX_REPLICAS,
   chainRates,
   chainUnavailability,

@@ -45,6 +45,7 @@ describe('loadConfig', () => {
       LOG_LEVEL: 'DEBUG',
       FREELOADER_ALLOW_FILE_URIS: 'true',
       CONSOLE_DIR: '/srv/console',
+      REPLICAS_DEFAULT: '3',
     });
     expect(c).toEqual({
       home: '/srv/fl',
@@ -64,7 +65,13 @@ describe('loadConfig', () => {
       logLevel: 'debug',
       allowFileUris: true,
       consoleDir: '/srv/console',
+      replicasDefault: 3,
     });
+  });
+
+  it('keeps two copies of each morsel unless REPLICAS_DEFAULT says otherwise', () => {
+    expect(loadConfig({}).replicasDefault).toBe(2);
+    expect(loadConfig({ REPLICAS_DEFAULT: '3' }).replicasDefault).toBe(3);
   });
 
   it('lets overrides win over the environment', () => {
@@ -83,6 +90,9 @@ describe('loadConfig', () => {
     [{ FREELOADER_ALLOW_FILE_URIS: 'maybe' }, 'FREELOADER_ALLOW_FILE_URIS'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ STALE_AFTER_MS: '5000', DEAD_AFTER_MS: '5000' }, 'DEAD_AFTER_MS'],
+    [{ REPLICAS_DEFAULT: '0' }, 'REPLICAS_DEFAULT'],
+    [{ REPLICAS_DEFAULT: '17' }, 'REPLICAS_DEFAULT'],
+    [{ REPLICAS_DEFAULT: 'two' }, 'REPLICAS_DEFAULT'],
   ])('rejects %o naming %s', (env, key) => {
     const err = failure(() => loadConfig(env));
     expect(err).toBeInstanceOf(FreeLoaderError);

@@ -5,12 +5,14 @@ import { Value } from '@sinclair/typebox/value';
 import {
   DEAD_AFTER_MS,
   DEFAULT_MANAGER_PORT,
+  DEFAULT_REPLICAS,
   FreeLoaderError,
   HEARTBEAT_INTERVAL_MS,
   REPAIR_DONOR_RATE_BPS,
   REPAIR_SOURCE_RATE_BPS,
   JOB_LEASE_MS,
   JOB_RETENTION_MS,
+  MAX_REPLICAS,
   STALE_AFTER_MS,
 } from '@freeloader/protocol';
 
@@ -56,6 +58,8 @@ export const ConfigSchema = Type.Object({
   logLevel: LogLevel,
   allowFileUris: Type.Boolean(),
   consoleDir: Type.Optional(Type.String({ minLength: 1 })),
+  /** Copies of each morsel for an import that names neither `replicas` nor `availability`. */
+  replicasDefault: Type.Integer({ minimum: 1, maximum: MAX_REPLICAS }),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -79,6 +83,7 @@ const ENV_KEYS: Record<keyof Config, string> = {
   logLevel: 'LOG_LEVEL',
   allowFileUris: 'FREELOADER_ALLOW_FILE_URIS',
   consoleDir: 'CONSOLE_DIR',
+  replicasDefault: 'REPLICAS_DEFAULT',
 };
 
 const DEFAULTS = {
@@ -95,6 +100,7 @@ const DEFAULTS = {
   jobRetentionMs: JOB_RETENTION_MS,
   logLevel: 'info',
   allowFileUris: false,
+  replicasDefault: DEFAULT_REPLICAS,
 } satisfies Partial<Config>;
 
 /** Numbers and booleans arrive as text; anything unparsable is kept as text so the check names it. */
@@ -135,6 +141,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     logLevel: str(env.LOG_LEVEL)?.toLowerCase(),
     allowFileUris: bool(env.FREELOADER_ALLOW_FILE_URIS),
     consoleDir: str(env.CONSOLE_DIR),
+    replicasDefault: num(env.REPLICAS_DEFAULT),
   };
   return Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined));
 }

@@ -38,6 +38,18 @@ describe('freeloader CLI output', { timeout: 120_000 }, () => {
     const res = await cli(['import', web.url, '--name', 'out/a.bin', '--width', '2', '--wait']);
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toMatch(new RegExp(`^dataset id: ${UUID}\\n$`));
+    expect(res.stderr).toMatch(/^copies: 2 — manager default \(REPLICAS_DEFAULT=2\)$/m);
+    const one = await cli([
+      'import',
+      web.url,
+      '--name',
+      'out/one.bin',
+      '--replicas',
+      '1',
+      '--wait',
+    ]);
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stderr).toMatch(/^copies: 1 — 1 copy as requested$/m);
     const json = await cli(['import', web.url, '--name', 'out/b.bin', '--json', '--wait']);
     expect(json.code, json.stderr).toBe(0);
     const body = JSON.parse(json.stdout) as { dataset: DatasetView };
@@ -48,13 +60,23 @@ describe('freeloader CLI output', { timeout: 120_000 }, () => {
     const res = await cli(['stat', 'out/a.bin']);
     expect(res.code, res.stderr).toBe(0);
     const lines = res.stdout.split('\n');
-    expect(lines).toContain('health         healthy: all 3 cached morsels on live donors');
+    expect(lines).toContain('health         healthy: all 3 cached morsels have 2 live copies');
+    expect(lines).toContain(
+      'copies         2 wanted; live per morsel min 2, avg 2; 0 at risk, 0 only at the source',
+    );
     expect(lines).toContain('cached         3 MiB (100.0%)');
     expect(lines).toContain('placement      round-robin');
     expect(lines).toContain('donors         2 of 2 live');
     expect(res.stdout).toMatch(/^ {2}donor-1 +live +\d morsels?$/m);
     expect(res.stdout).toMatch(/^ {2}donor-2 +live +\d morsels?$/m);
     expect(res.stdout).not.toMatch(new RegExp(`^ {2}${UUID}`, 'm'));
+  });
+
+  it('ls shows live copies of the worst morsel over the copies wanted', async () => {
+    const res = await cli(['ls', 'out']);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/^ready +3 MiB {2}2\/2 +a\.bin$/m);
+    expect(res.stdout).toMatch(/^ready +3 MiB {2}1\/1 +one\.bin$/m);
   });
 
   it.each([
@@ -117,7 +139,7 @@ describe('freeloader CLI output', { timeout: 120_000 }, () => {
       expect(line.replace(/--token flj_\S+/, '')).not.toMatch(/flj_/);
   });
 
-  it('stat says degraded once a donor is gone', async () => {
+  it('stat says at risk (two copies) or degraded (one copy) once a donor is gone', async () => {
     const gone = c.agents[1]!;
     await gone.stop('SIGKILL');
     await waitForAgentState(c.tm, gone.agentId, 'stale', 30_000);
@@ -131,8 +153,16 @@ describe('freeloader CLI output', { timeout: 120_000 }, () => {
       200,
     );
     expect(res.stdout).toMatch(
-      /^health {9}degraded: \d of 3 cached morsels have no live donor \(reads fetch them from the source\)$/m,
+      /^health {9}at risk: 3 of 3 cached morsels have fewer than 2 live copies \(at least 1 each\)$/m,
+    );
+    expect(res.stdout).toMatch(
+      /^copies {9}2 wanted; live per morsel min 1, avg 1; 3 at risk, 0 only at the source$/m,
     );
     expect(res.stdout).toMatch(/^ {2}donor-2 +(stale|dead) +\d morsels?$/m);
+    const one = await cli(['stat', 'out/one.bin']);
+    expect(one.stdout).toMatch(
+      /^health {9}degraded: \d of 3 cached morsels have no live copy \(reads fetch them from the source\)$/m,
+    );
+    expect((await cli(['ls', 'out'])).stdout).toMatch(/^ready +3 MiB {2}1\/2 +a\.bin$/m);
   });
 });

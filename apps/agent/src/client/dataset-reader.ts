@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   FreeLoaderError,
   isFreeLoaderError,
@@ -6,6 +7,7 @@ import {
   type DatasetMap,
 } from '@freeloader/protocol';
 import { DONOR_STALL_TIMEOUT_MS, DonorPools } from './donor-pool.js';
+import { hedge, hedgeDelayMs } from './hedge.js';
 import { HashPool, type SharedMemory } from './hash-pool.js';
 import { MorselLocator, placeNodes } from './morsel-locator.js';
 import { MorselSlab } from './morsel-slab.js';
@@ -42,6 +44,12 @@ export const READ_AHEAD_PER_DONOR = 4;
  * 111 MB/s with three, 113–114 with two (median of 6); loopback `get` was no slower.
  */
 export const PER_DONOR_IN_FLIGHT = 2;
+
+/**
+ * Busy time a donor needs in this read before its measured rate replaces the manager's
+ * prediction when choosing between copies (milliseconds): a few morsels' worth on a LAN.
+ */
+export const MEASURED_RATE_MIN_BUSY_MS = 200;
 
 /** A verified morsel in a slab slot; `release()` gives the slot back. */
 export interface Morsel {
@@ -82,6 +90,7 @@ export class DatasetReader {
   /** Per-donor latency and stalls; swept every SWEEP_INTERVAL_MS while requests are out. */
   private readonly stalls = new StallWatch(DONOR_STALL_TIMEOUT_MS);
   private sweeper: NodeJS.Timeout | undefined;
+  private readonly hedgeCounts = { asked: 0, won: 0 };
 
   constructor(
     readonly map: DatasetMap,
@@ -94,7 +103,10 @@ export class DatasetReader {
     this.ownHashes = !opts.hashes;
     this.hashes = opts.hashes ?? new HashPool();
     this.suffix = map.suffix ? new SuffixReader(map, map.suffix) : undefined;
-    this.locator = new MorselLocator(map, this.suffix, { sourceBacked: !!opts.fromSource });
+    this.locator = new MorselLocator(map, this.suffix, {
+      sourceBacked: !!opts.fromSource,
+      wait: (d) => this.expectedWait(d),
+    });
     for (const d of opts.dropped ?? []) this.locator.drop(d);
     this.slab = new MorselSlab(opts.slabSlots ?? this.defaultWindow() + 8, map.dataset.morselSize);
   }
@@ -133,6 +145,36 @@ export class DatasetReader {
    */
   candidates(index: number): string[] {
     return placeNodes(this.locator.locate(index));
+  }
+
+  /**
+   * A donor's delivery rate for choosing between copies (bytes/s): measured in this read once it
+   * was busy MEASURED_RATE_MIN_BUSY_MS, else the manager's prediction, else 0 (unknown: all
+   * unknown donors count as equally fast).
+   */
+  donorRate(donor: string): number {
+    const r = this.rates.get(donor);
+    if (r && r.busyMs >= MEASURED_RATE_MIN_BUSY_MS) return (r.bytes / r.busyMs) * 1000;
+    return this.locator.predictedRate(donor) ?? 0;
+  }
+
+  /** Seconds (or, rates unknown, requests) until a new request to `donor` would be answered. */
+  private expectedWait(donor: string): number {
+    const slot = this.slots.get(donor);
+    const queued = (slot?.inUse ?? 0) + (slot?.waiting ?? 0) + 1;
+    const rate = this.donorRate(donor);
+    if (!(rate > 0)) return queued;
+    // A donor whose head-of-line morsel is already late (frozen, overloaded) is that much later.
+    const late = this.stalls.headAgeMs(donor, performance.now()) / 1000;
+    return (queued * this.map.dataset.morselSize) / rate + late;
+  }
+
+  /**
+   * Morsels split over the donors that should serve them, each working through its own queue:
+   * over every live copy, by rate and share ({@link MorselLocator.spread}).
+   */
+  spread(indices: readonly number[] = this.readOrder()): Map<string, number[]> {
+    return this.locator.spread(indices, (d) => this.donorRate(d) || 1);
   }
 
   /** Morsel `index` as a buffer the caller owns (random access: the mount). */
@@ -183,13 +225,17 @@ export class DatasetReader {
     }
   }
 
-  /** Fetch and verify one morsel into a slab slot: donors in order of health, then the source. */
-  async readIntoSlot(index: number, signal?: AbortSignal): Promise<Morsel> {
+  /**
+   * Fetch and verify one morsel into a slab slot: donors in order of health, then the source.
+   * `prefer` is asked first when it holds a copy as healthy as the best (the donor whose queue
+   * the morsel was spread to).
+   */
+  async readIntoSlot(index: number, signal?: AbortSignal, prefer?: string): Promise<Morsel> {
     this.checkIndex(index);
     const slot = await this.slab.acquire();
     const release = (): void => this.slab.release(slot);
     try {
-      const data = await this.fill(index, this.slab, slot.offset, slot.buffer, signal);
+      const data = await this.fill(index, this.slab, slot.offset, slot.buffer, signal, prefer);
       return { index, data, release };
     } catch (e) {
       release();
@@ -227,6 +273,7 @@ export class DatasetReader {
     offset: number,
     target: Buffer,
     signal?: AbortSignal,
+    prefer?: string,
   ): Promise<Buffer> {
     const { sizeBytes, morselSize, id } = this.map.dataset;
     const length = morselLength(sizeBytes, morselSize, index);
@@ -239,24 +286,81 @@ export class DatasetReader {
       return this.suffix!.readVerified(index, length, expected, target, hash, signal);
     }
     let lastError: FreeLoaderError | undefined;
-    const copies = place.kind === 'donors' ? place.copies : [];
+    const copies = place.kind === 'donors' ? [...place.copies] : [];
+    const at = prefer ? copies.indexOf(prefer) : -1;
+    if (at > 0 && this.locator.health(prefer!) === this.locator.health(copies[0]!)) {
+      copies.splice(at, 1);
+      copies.unshift(prefer!);
+    }
+    /** Donors that already answered this morsel as a hedge's backup and failed. */
+    const tried = new Set<string>();
     for (let i = 0; i < copies.length; i++) {
       const donor = copies[i]!;
+      if (tried.has(donor)) continue;
       try {
         // A donor dropped while this morsel waited for it is skipped while another route is left.
         const skippable = !!this.opts.fromSource || i < copies.length - 1;
-        const data = await this.fromDonor(donor, id, index, length, target, skippable);
-        if (!data) continue;
-        if ((await hash()) !== expected) {
-          // Its stored copy is bad: this read never asks it for the morsel again; tell the manager.
-          this.locator.badCopy(index, donor);
-          this.opts.onBadCopy?.(donor, index);
-          throw new FreeLoaderError(
-            'HASH_MISMATCH',
-            `morsel ${index} from donor ${donor} failed its SHA-256 check`,
-          );
+        let cancelled = false;
+        const rank = this.locator.health(donor);
+        const primary = async (): Promise<Buffer | null> => {
+          // Skipped once it lost the hedge, or (another route left) it failed or was dropped
+          // while this morsel waited for it: the next copy serves it instead.
+          const data = await this.fromDonor(donor, id, index, length, target, () => {
+            if (cancelled) return true;
+            return (
+              skippable && (this.locator.isDropped(donor) || this.locator.health(donor) > rank)
+            );
+          });
+          if (!data) return null;
+          if ((await hash()) !== expected) {
+            // Its stored copy is bad: this read never asks it for the morsel again; tell the
+            // manager.
+            this.locator.badCopy(index, donor);
+            this.opts.onBadCopy?.(donor, index);
+            throw new FreeLoaderError(
+              'HASH_MISMATCH',
+              `morsel ${index} from donor ${donor} failed its SHA-256 check`,
+            );
+          }
+          return data;
+        };
+        const backupDonor = copies.slice(i + 1).find((d) => this.locator.health(d) < 1000);
+        const backup = this.backupOf(backupDonor, tried, index, length, expected);
+        const ahead = (this.slots.get(donor)?.inUse ?? 0) + (this.slots.get(donor)?.waiting ?? 0);
+        const { value, by } = await hedge(
+          primary,
+          backup,
+          hedgeDelayMs(this.stalls.latencyMs(donor), ahead),
+          () => {
+            cancelled = true;
+            this.pools.abandon(
+              this.donorUrl.get(donor)!,
+              new FreeLoaderError(
+                'TIMEOUT',
+                `donor ${donor} lost a hedged request for morsel ${index}`,
+              ),
+            );
+          },
+        );
+        if (!value) continue;
+        if (by === 'primary') return value;
+        // The other route won: this donor goes behind it. Beaten by another copy, it is dropped
+        // for the rest of the read (its twin serves); beaten by the source, it is a stall (the
+        // source is the slow last resort, so only repeated losses drop it).
+        this.hedgeCounts.won++;
+        this.locator.failed(donor);
+        const beaten = new FreeLoaderError(
+          'TIMEOUT',
+          `donor ${donor} lost a hedged request for morsel ${index} to ${backupDonor ?? 'the source'}`,
+        );
+        if (backupDonor && !this.locator.isDropped(donor)) {
+          this.locator.drop(donor);
+          this.opts.onDonorDropped?.(donor, beaten);
+        } else if (!backupDonor && this.locator.stalled(donor)) {
+          this.opts.onDonorDropped?.(donor, beaten);
         }
-        return data;
+        value.copy(target);
+        return target.subarray(0, length);
       } catch (e) {
         if (signal?.aborted) throw e;
         lastError = isFreeLoaderError(e) ? e : new FreeLoaderError('UNAVAILABLE', String(e));
@@ -280,6 +384,60 @@ export class DatasetReader {
       'UNAVAILABLE',
       `morsel ${index} is unavailable: ${lastError?.message ?? 'no donor holds it'}`,
     );
+  }
+
+  /**
+   * The second request of a hedge (issue 15): morsel `index` from `donor`'s copy, else from the
+   * source, into a buffer of its own, verified here; undefined when there is no other route.
+   * A backup donor that fails is noted in `tried` (and demoted) so the caller does not ask it again.
+   */
+  private backupOf(
+    donor: string | undefined,
+    tried: Set<string>,
+    index: number,
+    length: number,
+    expected: string,
+  ): (() => Promise<Buffer>) | undefined {
+    const verify = (data: Buffer, from: string): Buffer => {
+      if (createHash('sha256').update(data).digest('hex') !== expected) {
+        throw new FreeLoaderError(
+          'HASH_MISMATCH',
+          `morsel ${index} from ${from} failed its SHA-256 check`,
+        );
+      }
+      return data;
+    };
+    const source = this.opts.fromSource;
+    if (!donor && !source) return undefined;
+    return async () => {
+      this.hedgeCounts.asked++;
+      if (!donor) {
+        const start = index * this.map.dataset.morselSize;
+        return verify(await source!(start, start + length), 'the source');
+      }
+      try {
+        const data = await this.fromDonor(
+          donor,
+          this.map.dataset.id,
+          index,
+          length,
+          Buffer.allocUnsafe(length),
+          () => this.locator.isDropped(donor),
+        );
+        if (!data) throw new FreeLoaderError('UNAVAILABLE', `donor ${donor} was dropped`);
+        return verify(data, `donor ${donor}`);
+      } catch (e) {
+        tried.add(donor);
+        this.locator.failed(donor);
+        if (isFreeLoaderError(e)) this.opts.onDonorFailure?.(donor, e);
+        throw e;
+      }
+    };
+  }
+
+  /** Morsels asked of a second copy (or the source) because the first was slow, and won by it. */
+  hedges(): { asked: number; won: number } {
+    return { ...this.hedgeCounts };
   }
 
   /**
@@ -320,11 +478,11 @@ export class DatasetReader {
     index: number,
     length: number,
     target: Buffer,
-    skippable: boolean,
+    skip: () => boolean,
   ): Promise<Buffer | null> {
     const slot = this.slot(donor);
     await slot.acquire();
-    if (skippable && this.locator.isDropped(donor)) {
+    if (skip()) {
       slot.release();
       return null;
     }

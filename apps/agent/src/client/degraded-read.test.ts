@@ -51,23 +51,10 @@ describe('a frozen donor (SIGSTOP) mid-read', () => {
   it('is dropped by an in-order get, which completes byte-identical', async () => {
     const { src, id } = await importDataset('deg/frozen-stream.bin', 40 * MiB, 31);
     const victim = c.agents[1]!;
-    let frozen = false;
-    try {
-      const out = await c.get(id, {
-        onMorsel: (n) => {
-          if (n === 4 && !frozen) {
-            frozen = true;
-            victim.child.kill('SIGSTOP');
-          }
-        },
-      });
-      expect(frozen).toBe(true);
-      expect(out.bytes).toBe(40 * MiB);
-      expect(out.sha256).toBe(sha256Hex(src.content));
-      expect(out.dropped).toEqual([victim.agentId]);
-    } finally {
-      victim.child.kill('SIGCONT');
-    }
+    const out = await k.getFreezing(id, victim);
+    expect(out.bytes).toBe(40 * MiB);
+    expect(out.sha256).toBe(sha256Hex(src.content));
+    expect(out.dropped).toEqual([victim.agentId]);
   }, 120_000);
 
   it('is dropped by a get into a file, which completes byte-identical', async () => {

@@ -36,6 +36,8 @@ export interface GetSummary {
   donors: Map<string, DonorRate>;
   /** Donors dropped for the rest of the read because they stalled repeatedly. */
   dropped: string[];
+  /** Morsels also asked of another copy (or the source) because their donor was slow, and won. */
+  hedges: { asked: number; won: number };
   /**
    * TCP connection attempts the read made to each donor of the map: 0 for a donor the map does
    * not call live, which is routed around without being contacted.
@@ -128,6 +130,7 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
     donorFailures,
     donors,
     dropped: reader.droppedDonors(),
+    hedges: reader.hedges(),
     connectionAttempts,
     firstMorselSeconds: (firstAt - started) / 1000,
     cpuSeconds: { user: cpu.user / 1e6, system: cpu.system / 1e6 },

@@ -138,6 +138,70 @@ describe('MorselLocator with a source behind it', () => {
   });
 });
 
+describe('MorselLocator over several copies', () => {
+  /** Morsels 0…5 in two rotated copies: copy 0 A,B,A,…; copy 1 B,A,B,… */
+  const rotated: Extent[] = [0, 1].map((copy) => ({
+    copy,
+    first: 0,
+    count: 6,
+    unit: 1,
+    phase: copy,
+    donors: [A, B],
+  }));
+  const all = [0, 1, 2, 3, 4, 5];
+  const spreadOf = (mapDonors: Donor[], rate: (d: string) => number, failed: string[] = []) => {
+    const locator = new MorselLocator({ extents: rotated, donors: mapDonors });
+    for (const d of failed) locator.failed(d);
+    return Object.fromEntries(locator.spread(all, rate));
+  };
+
+  it.each<[string, Donor[], Record<string, number>, string[], Record<string, number[]>]>([
+    [
+      'equal rates: half each',
+      [live(A), live(B)],
+      { a: 1, b: 1 },
+      [],
+      { a: [0, 2, 4], b: [1, 3, 5] },
+    ],
+    [
+      'twice as fast: twice the morsels',
+      [live(A), live(B)],
+      { a: 2, b: 1 },
+      [],
+      { a: [0, 2, 3, 4], b: [1, 5] },
+    ],
+    [
+      'a failed donor keeps none its healthy twin holds',
+      [live(A), live(B)],
+      { a: 1, b: 1 },
+      [A],
+      { b: all },
+    ],
+    [
+      'a dead donor is last resort only',
+      [live(A), live(B, { state: 'dead' })],
+      { a: 1, b: 9 },
+      [],
+      { a: all },
+    ],
+  ])('%s', (_, mapDonors, rates, failed, want) => {
+    expect(spreadOf(mapDonors, (d) => rates[d]!, failed)).toEqual(want);
+  });
+
+  it("asks the copy that would finish first when given each donor's wait", () => {
+    const waits: Record<string, number> = { a: 3, b: 1 };
+    const locator = new MorselLocator({ extents: rotated, donors: [live(A), live(B)] }, undefined, {
+      wait: (d) => waits[d]!,
+    });
+    expect(locator.locate(0)).toEqual(donors(B, A));
+    waits.a = 0.5;
+    expect(locator.locate(0)).toEqual(donors(A, B));
+    // Health still comes first: a failure outweighs any wait.
+    locator.failed(A);
+    expect(locator.locate(0)).toEqual(donors(B, A));
+  });
+});
+
 describe('MorselLocator.readOrder', () => {
   it.each<[string, PatchedSuffix | undefined, number[]]>([
     ['index order without a suffix', undefined, [0, 1, 2, 3, 4, 5, 6, 7]],

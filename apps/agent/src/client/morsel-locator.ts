@@ -31,6 +31,13 @@ export interface LocatorOptions {
    * the last resort (the only route left may be a donor the manager briefly lost touch with).
    */
   sourceBacked?: boolean;
+  /**
+   * Seconds a new request to `donor` would take to finish now: its queue at this reader over the
+   * rate measured in this read (or predicted). Given, it decides between equally healthy copies
+   * instead of the predicted rate alone, so reads spread over every copy by speed and load
+   * rather than piling onto the fastest donor.
+   */
+  wait?: (donor: string) => number;
 }
 
 /**
@@ -85,16 +92,65 @@ export class MorselLocator {
   locate(index: number): MorselPlace {
     if (this.suffix?.covers(index)) return { kind: 'patching', node: this.suffix.nodeOf(index) };
     const all = donorsOfMorsel(this.map.extents, index);
+    const speed = this.opts.wait ? this.byWait(all, this.opts.wait) : undefined;
     const score = (d: string): number =>
-      (this.contactable(d) ? 0 : 1000) +
-      (this.failures.get(d) ?? 0) +
-      (this.throttled.has(d) ? 0.5 : 0) +
-      slowness(d, all, this.predicted);
+      this.health(d) + (speed ? speed(d) : slowness(d, all, this.predicted));
     const copies = all
       .filter((d) => this.known.has(d) && !this.bad.has(`${index}:${d}`))
       .filter((d) => !this.opts.sourceBacked || this.contactable(d))
       .sort((a, b) => score(a) - score(b));
     return copies.length > 0 ? { kind: 'donors', copies } : { kind: 'source' };
+  }
+
+  /**
+   * Split morsels over the donors that should serve them when each donor works through its own
+   * queue (`readUnordered`): each morsel goes to the healthiest of its copies, and among equally
+   * healthy copies to the one whose queue would finish first at its rate (measured, else
+   * predicted, else all equal), so a dataset with n copies is read from all of them.
+   *
+   * @example locator.spread([0, 1, 2, 3], () => 1) // two copies on A and B: A → [0, 2], B → [1, 3]
+   */
+  spread(indices: readonly number[], rate: (donor: string) => number): Map<string, number[]> {
+    const queues = new Map<string, number[]>();
+    const finish = (d: string) => ((queues.get(d)?.length ?? 0) + 1) / Math.max(rate(d), 1e-9);
+    for (const i of indices) {
+      const place = this.locate(i);
+      const copies = placeNodes(place);
+      const best = copies.length > 0 ? this.health(copies[0]!) : 0;
+      const equal = copies.filter((d) => this.health(d) === best);
+      const donor =
+        place.kind === 'donors' && equal.length > 0
+          ? equal.reduce((a, b) => (finish(b) < finish(a) ? b : a))
+          : (copies[0] ?? '');
+      let q = queues.get(donor);
+      if (!q) queues.set(donor, (q = []));
+      q.push(i);
+    }
+    return queues;
+  }
+
+  /** The manager's predicted delivery rate of `donor` to this client (bytes/s), when known. */
+  predictedRate(donor: string): number | undefined {
+    return this.predicted.get(donor);
+  }
+
+  /**
+   * Health rank of a copy, lower is better: +1000 not contactable, +1 per failure in this read,
+   * +0.5 throttled. Copies of equal rank are interchangeable but for speed and load.
+   */
+  health(d: string): number {
+    return (
+      (this.contactable(d) ? 0 : 1000) +
+      (this.failures.get(d) ?? 0) +
+      (this.throttled.has(d) ? 0.5 : 0)
+    );
+  }
+
+  /** A tie-breaker in [0, 0.25): 0 for the copy that would finish first, by `wait`. */
+  private byWait(copies: readonly string[], wait: (d: string) => number): (d: string) => number {
+    const waits = new Map(copies.map((d) => [d, wait(d)]));
+    const longest = Math.max(...waits.values());
+    return (d) => (longest > 0 ? 0.249 * (waits.get(d)! / longest) : 0);
   }
 
   /** A donor failed a request (dead, stalled, bad hash): it goes behind healthier copies. */

@@ -28,4 +28,9 @@ export class Semaphore {
   get inUse(): number {
     return this.held;
   }
+
+  /** Callers waiting for a place. */
+  get waiting(): number {
+    return this.waiters.length;
+  }
 }

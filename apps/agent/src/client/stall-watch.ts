@@ -71,11 +71,19 @@ export class StallWatch {
 
   /** How long `donor`'s head-of-line morsel may take before it counts as stalled (ms). */
   thresholdMs(donor: string): number {
-    const c = this.donors.get(donor);
-    const own = c && c.count >= MIN_SAMPLES ? this.p90([c]) : undefined;
-    const p90 = own ?? this.p90([...this.donors.values()]);
+    const p90 = this.latencyMs(donor);
     if (p90 === undefined) return Math.max(this.unmeasuredMs, STALL_FLOOR_MS);
     return Math.max(STALL_LATENCY_FACTOR * p90, STALL_FLOOR_MS);
+  }
+
+  /**
+   * `donor`'s recent p90 time per morsel at the head of its line (ms): its own once it has
+   * MIN_SAMPLES, else the read's pooled p90; undefined before the read has any.
+   */
+  latencyMs(donor: string): number | undefined {
+    const c = this.donors.get(donor);
+    const own = c && c.count >= MIN_SAMPLES ? this.p90([c]) : undefined;
+    return own ?? this.p90([...this.donors.values()]);
   }
 
   /**
@@ -91,6 +99,12 @@ export class StallWatch {
       }
     }
     return out;
+  }
+
+  /** How long `donor`'s head-of-line morsel has waited at `now` (ms); 0 with nothing outstanding. */
+  headAgeMs(donor: string, now: number): number {
+    const c = this.donors.get(donor);
+    return c && c.outstanding > 0 ? Math.max(0, now - c.headSince) : 0;
   }
 
   /** Whether any request is outstanding (the sweep may sleep otherwise). */

@@ -19,13 +19,8 @@ export async function readUnordered(
   onMorsel: (m: Morsel) => Promise<void>,
   depth = PER_DONOR_IN_FLIGHT,
 ): Promise<void> {
-  const queues = new Map<string, number[]>();
-  for (const i of reader.readOrder()) {
-    const donor = reader.candidates(i)[0] ?? '';
-    let q = queues.get(donor);
-    if (!q) queues.set(donor, (q = []));
-    q.push(i);
-  }
+  // Every live copy serves: each morsel is queued at the copy that would finish it first.
+  const queues = reader.spread();
   const controller = new AbortController();
   const balance = new ProgressBalance(
     [...queues].map(([donor, q]) => [donor, q.length]),
@@ -39,7 +34,7 @@ export async function readUnordered(
       if (failure !== undefined || queue.length === 0) return;
       const index = queue.shift()!;
       balance.issued(donor);
-      const morsel = await reader.readIntoSlot(index, controller.signal);
+      const morsel = await reader.readIntoSlot(index, controller.signal, donor || undefined);
       balance.completed(donor);
       await onMorsel(morsel);
     }

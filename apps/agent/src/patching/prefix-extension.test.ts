@@ -60,7 +60,8 @@ async function jobsSettled(id: string): Promise<void> {
 async function prefixDataset(seed: number, name: string) {
   const src = await startTestServer({ size: SIZE, seed });
   servers.push(src);
-  const d = await c.importAndWait({ uri: src.url, name });
+  // One copy: the tests follow the bytes of one extension (copies are placement's business).
+  const d = await c.importAndWait({ uri: src.url, name, replicas: 1 });
   expect(d.state).toBe('ready');
   const cut = await c.tm.admin.request<CacheCut>('PUT', `/datasets/${d.id}/cached`, {
     cachedBytes: PREFIX,

@@ -27,7 +27,13 @@ beforeAll(async () => {
   sources.push(await startTestServer({ size: 12 * MiB, seed: 51 }));
   sources.push(await startTestServer({ size: 6 * MiB - 1000, seed: 52 }));
   for (const [i, s] of sources.entries()) {
-    const d = await c.importAndWait({ uri: s.url, name: `reloc/d${i}.bin`, width: 3 });
+    // One copy each: this follows the quota cut's bytes (planRelocation's tests keep copies apart).
+    const d = await c.importAndWait({
+      uri: s.url,
+      name: `reloc/d${i}.bin`,
+      width: 3,
+      replicas: 1,
+    });
     expect(d.state).toBe('ready');
   }
 }, 180_000);

@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import { startTestServer, type TestServer } from '@freeloader/sources/testing';
-import { waitForAgentState } from './cluster-harness.js';
+import type { GetSummary } from '../client/get-dataset.js';
+import { waitForAgentState, type SpawnedAgent } from './cluster-harness.js';
 import { startDataCluster, type DataCluster } from './data-cluster.js';
 
 /** A data cluster whose donors the degraded-read tests freeze and kill (issue 15). */
@@ -13,6 +14,15 @@ export interface DegradedCluster {
     seed: number,
     width: number,
   ): Promise<{ src: TestServer; id: string }>;
+  /**
+   * An in-order `get` of `id` during which `victim` is frozen (SIGSTOP) once `at` morsels have
+   * arrived; thawed afterwards. Fails the test if the read ended before the freeze.
+   */
+  getFreezing(
+    id: string,
+    victim: SpawnedAgent,
+    at?: number,
+  ): Promise<GetSummary & { sha256: string }>;
   /** Thaw frozen donors (a stopped process ignores SIGTERM), then stop sources and cluster. */
   close(): Promise<void>;
 }
@@ -38,6 +48,23 @@ export async function startDegradedCluster(donors: number): Promise<DegradedClus
       const d = await c.importAndWait({ uri: src.url, name, width });
       expect(d.state).toBe('ready');
       return { src, id: d.id };
+    },
+    async getFreezing(id, victim, at = 4) {
+      let frozen = false;
+      try {
+        const out = await c.get(id, {
+          onMorsel: (n) => {
+            if (n === at && !frozen) {
+              frozen = true;
+              victim.child.kill('SIGSTOP');
+            }
+          },
+        });
+        expect(frozen).toBe(true);
+        return out;
+      } finally {
+        victim.child.kill('SIGCONT');
+      }
     },
     async close() {
       for (const a of c.agents) a.child.kill('SIGCONT');

@@ -17,17 +17,21 @@ export function cachedLabel(d: Pick<DatasetView, 'cachedBytes' | 'sizeBytes'>): 
  * @example cachedText({ state: 'importing', … }, { doneBytes: 1, totalBytes: 4 }) // 'importing 25 %'
  */
 export function cachedText(
-  d: Pick<DatasetView, 'cachedBytes' | 'sizeBytes' | 'state'>,
+  d: Pick<DatasetView, 'cachedBytes' | 'sizeBytes' | 'state' | 'replicas'>,
   progress?: ImportProgress,
 ): { label: string; fraction: number; detail?: string } {
   if (d.state === 'importing') {
     const fraction =
       progress && progress.totalBytes > 0 ? progress.doneBytes / progress.totalBytes : 0;
+    // Every copy's donor fetches its morsels: the bytes count all copies.
+    const copies = (d.replicas ?? 1) > 1 ? ` (${d.replicas} copies)` : '';
     return {
       label: progress ? `importing ${formatPercent(fraction)}` : 'importing',
       fraction,
       ...(progress
-        ? { detail: `${formatBytes(progress.doneBytes)} of ${formatBytes(progress.totalBytes)}` }
+        ? {
+            detail: `${formatBytes(progress.doneBytes)} of ${formatBytes(progress.totalBytes)}${copies}`,
+          }
         : {}),
     };
   }

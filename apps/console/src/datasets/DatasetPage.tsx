@@ -14,6 +14,7 @@ import { BackIcon } from '../ui/icons';
 import { StateBadge } from '../ui/StateBadge';
 import { cachedLabel } from './CachedBar';
 import { DatasetActions } from './DatasetActions';
+import { healthText, healthTone, TONE_COLOR } from './health-label';
 import { PlacementMap } from './PlacementMap';
 import { ReadPanel } from './ReadPanel';
 import { mergeRatePoints } from './throughput-points';
@@ -40,6 +41,11 @@ function Facts({ d }: { d: DatasetView }) {
       </Fact>
       <Fact label="Donors">{d.donorCount ?? '—'}</Fact>
       <Fact label="Placement">{d.policy ?? '—'}</Fact>
+      <Fact label="Copies">
+        <Text size="sm" c={TONE_COLOR[healthTone(d)]} data-testid="dataset-health">
+          {healthText(d)}
+        </Text>
+      </Fact>
       <Fact label="Morsel size">{formatBytes(d.morselSize)}</Fact>
       <Fact label="Last access">{formatSince(d.lastAccessAt)}</Fact>
       <Fact label="Imported">{new Date(d.createdAt).toLocaleString()}</Fact>

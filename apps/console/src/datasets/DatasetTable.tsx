@@ -5,6 +5,7 @@ import { formatBytes, formatSince } from '../format';
 import { FolderIcon } from '../ui/icons';
 import { StateBadge } from '../ui/StateBadge';
 import { CachedBar } from './CachedBar';
+import { copiesLabel, healthText, healthTone, TONE_COLOR } from './health-label';
 import type { ImportProgress } from './import-progress';
 
 export interface DatasetTableProps {
@@ -20,8 +21,8 @@ export interface DatasetTableProps {
 const lastName = (path: string) => path.split('/').at(-1) ?? path;
 
 /**
- * Folders first, then datasets with size, cached fraction (or import progress), state, source,
- * donors, last access. On a phone only name, size, cached and state are shown, so nothing is
+ * Folders first, then datasets with size, cached fraction (or import progress), state, live
+ * copies of the worst morsel over the copies wanted, source, donors, last access. On a phone only name, size, cached and state are shown, so nothing is
  * cut or needs sideways scrolling.
  */
 export function DatasetTable({
@@ -41,6 +42,7 @@ export function DatasetTable({
             <Table.Th ta="right">Size</Table.Th>
             <Table.Th>Cached</Table.Th>
             <Table.Th>State</Table.Th>
+            <Table.Th visibleFrom="sm">Copies</Table.Th>
             <Table.Th visibleFrom="sm">Source</Table.Th>
             <Table.Th visibleFrom="sm" ta="right">
               Donors
@@ -51,7 +53,7 @@ export function DatasetTable({
         <Table.Tbody>
           {folders.map((f) => (
             <Table.Tr key={f.id}>
-              <Table.Td colSpan={7}>
+              <Table.Td colSpan={8}>
                 <UnstyledButton
                   onClick={() => onOpenFolder?.(f.path)}
                   aria-label={`open folder ${lastName(f.path)}`}
@@ -86,6 +88,13 @@ export function DatasetTable({
               </Table.Td>
               <Table.Td>
                 <StateBadge state={d.state} />
+              </Table.Td>
+              <Table.Td visibleFrom="sm" data-testid="dataset-copies">
+                <Tooltip label={healthText(d)} openDelay={300}>
+                  <Text size="sm" c={TONE_COLOR[healthTone(d)]} fw={500}>
+                    {copiesLabel(d)}
+                  </Text>
+                </Tooltip>
               </Table.Td>
               <Table.Td maw={260} visibleFrom="sm">
                 <Tooltip label={d.sourceUri ?? 'no source'} openDelay={400}>

@@ -43,6 +43,14 @@ describe('cachedText', () => {
     });
     expect(cachedText({ ...d, state: 'importing' }).label).toBe('importing');
   });
+  it('counts the bytes of every copy, and says so', () => {
+    const two = { ...d, state: 'importing' as const, replicas: 2 };
+    expect(cachedText(two, { doneBytes: 8 << 20, totalBytes: 32 << 20 })).toEqual({
+      label: 'importing 25 %',
+      fraction: 0.25,
+      detail: '8.00 MiB of 32.0 MiB (2 copies)',
+    });
+  });
   it('keeps the cached label for other states', () => {
     expect(cachedText({ ...d, state: 'failed' }).label).toBe('none');
     expect(cachedText({ ...d, cachedBytes: d.sizeBytes, state: 'ready' }).label).toBe('full');

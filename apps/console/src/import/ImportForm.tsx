@@ -66,7 +66,7 @@ export function ImportForm({ onProbe, initial, busy = false, disabled = false }:
             {...form.getInputProps('name')}
           />
         </SimpleGrid>
-        <SimpleGrid cols={{ base: 1, sm: 3 }}>
+        <SimpleGrid cols={{ base: 1, sm: 4 }}>
           <NumberInput
             label="Stripe width"
             description="Donors read in parallel (empty: all live, up to 8)"
@@ -84,6 +84,15 @@ export function ImportForm({ onProbe, initial, busy = false, disabled = false }:
             allowNegative={false}
             disabled={disabled}
             {...form.getInputProps('stripeSize')}
+          />
+          <NumberInput
+            label="Copies"
+            description="Of each morsel, each on another donor (empty: the manager's default, 2)"
+            placeholder="default"
+            allowDecimal={false}
+            allowNegative={false}
+            disabled={disabled}
+            {...form.getInputProps('replicas')}
           />
           <Select
             label="Placement policy"

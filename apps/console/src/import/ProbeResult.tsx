@@ -1,6 +1,7 @@
 import { Badge, Button, Code, Group, Paper, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import type { ImportResponse } from '@freeloader/protocol';
 import { formatBytes } from '../format';
+import { copiesSentence } from './copies';
 
 export interface ProbeResultProps {
   result: ImportResponse;
@@ -48,6 +49,7 @@ export function ProbeResult({ result, name, onConfirm, onEdit, busy = false }: P
         <Text size="sm">
           “{name}” would be cut into {plan.morsels} morsels striped {plan.width} wide (stripes of{' '}
           {plan.stripeSize}) over {plan.donors} donor{plan.donors === 1 ? '' : 's'}.
+          {plan.replicas !== undefined && ` ${copiesSentence(plan)}`}
           {!probe.acceptsRanges &&
             ' Without Range support one donor reads the whole source and hands morsels to the others.'}
         </Text>

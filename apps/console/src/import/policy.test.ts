@@ -36,3 +36,21 @@ describe('placement policy in the import form', () => {
     );
   });
 });
+
+describe('copies in the import form', () => {
+  it.each<[Partial<ImportFormValues>, object]>([
+    [{}, {}],
+    [{ replicas: 3 }, { replicas: 3 }],
+    [{ replicas: '1' }, { replicas: 1 }],
+  ])('%o → %o', (values, fields) => {
+    expect(validateImport(form(values))).toEqual({});
+    const { uri: _u, name: _n, dryRun: _d, ...rest } = toImportRequest(form(values), true);
+    expect(rest).toEqual(fields);
+  });
+
+  it.each([0, 17, 2.5])('refuses %s copies', (replicas) => {
+    expect(validateImport(form({ replicas })).replicas).toBe(
+      'Copies must be a whole number from 1 to 16',
+    );
+  });
+});

@@ -11,6 +11,8 @@ export interface ImportFormValues {
   policy: PlacementPolicy | 'auto';
   /** Asymmetric: the agent id of the importing workstation. */
   host: string;
+  /** Copies of each morsel, each on another donor; '' for the manager's default (2). */
+  replicas: number | string;
 }
 
 export const EMPTY_IMPORT: ImportFormValues = {
@@ -21,6 +23,7 @@ export const EMPTY_IMPORT: ImportFormValues = {
   stripeSize: '',
   policy: 'auto',
   host: '',
+  replicas: '',
 };
 
 /**
@@ -37,6 +40,7 @@ const MAX_PATH = 4096;
 const MAX_DEPTH = 32;
 const MAX_WIDTH = 64;
 const MAX_STRIPE = 1024;
+const MAX_REPLICAS = 16;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type ImportErrors = Partial<Record<keyof ImportFormValues, string>>;
@@ -111,6 +115,7 @@ export function validateImport(v: ImportFormValues): ImportErrors {
     put('folder', `Folders may nest at most ${MAX_DEPTH - 1} deep`);
   put('width', intError(v.width, MAX_WIDTH, 'Stripe width'));
   put('stripeSize', intError(v.stripeSize, MAX_STRIPE, 'Stripe size'));
+  put('replicas', intError(v.replicas, MAX_REPLICAS, 'Copies'));
   if (v.policy === 'asymmetric' && !UUID.test(v.host.trim()))
     put('host', 'Choose the workstation that keeps part of the data (its agent id)');
   return errors;
@@ -135,6 +140,7 @@ export function toImportRequest(v: ImportFormValues, dryRun: boolean): ImportReq
     ...(name ? { name: [...folders, name].join('/') } : {}),
     ...(v.width !== '' ? { width: Number(v.width) } : {}),
     ...(v.stripeSize !== '' ? { stripeSize: Number(v.stripeSize) } : {}),
+    ...(v.replicas !== '' ? { replicas: Number(v.replicas) } : {}),
     ...(v.policy !== 'auto' ? { policy: v.policy } : {}),
     ...(v.policy === 'asymmetric' ? { hostAgentId: v.host.trim() } : {}),
     dryRun,

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { MAX_MORSEL_SIZE, MIN_MORSEL_SIZE } from '../limits.js';
+import { MAX_MORSEL_SIZE, MAX_REPLICAS, MIN_MORSEL_SIZE } from '../limits.js';
 import { Bytes, NamespacePath, Timestamp, Uri, Uuid } from './common.js';
 import { PlacementPolicy } from './placement-policy.js';
 import { SuffixPlan } from './suffix-plan.js';
@@ -12,6 +12,22 @@ export const DatasetState = Type.Union([
   Type.Literal('deleting'),
 ]);
 export type DatasetState = Static<typeof DatasetState>;
+
+/**
+ * How well a dataset's cached morsels are replicated (issue 15): the copies wanted, the live
+ * copies per morsel (a copy is live when its donor is live and no fault is recorded for it),
+ * the morsels with fewer live copies than wanted and those with none (read from the source only).
+ */
+export const DatasetHealth = Type.Object({
+  wanted: Type.Integer({ minimum: 1, maximum: MAX_REPLICAS }),
+  /** Cached morsels counted (the placed prefix; the whole dataset when fully cached). */
+  morsels: Type.Integer({ minimum: 0 }),
+  liveMin: Type.Integer({ minimum: 0 }),
+  liveAvg: Type.Number({ minimum: 0 }),
+  atRisk: Type.Integer({ minimum: 0 }),
+  sourceOnly: Type.Integer({ minimum: 0 }),
+});
+export type DatasetHealth = Static<typeof DatasetHealth>;
 
 export const DatasetView = Type.Object({
   id: Uuid,
@@ -31,6 +47,12 @@ export const DatasetView = Type.Object({
   donorCount: Type.Optional(Type.Integer({ minimum: 0 })),
   /** The placement policy it was imported with (absent for datasets older than the column). */
   policy: Type.Optional(PlacementPolicy),
+  /** Copies of each morsel wanted (n). */
+  replicas: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_REPLICAS })),
+  /** The availability target n was chosen for, when the import gave one. */
+  availabilityTarget: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
+  /** Live copies per morsel against the wanted n (absent where not computed). */
+  health: Type.Optional(DatasetHealth),
 });
 export type DatasetView = Static<typeof DatasetView>;
 

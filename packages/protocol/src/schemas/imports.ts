@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { MAX_MORSEL_SIZE, MIN_MORSEL_SIZE } from '../limits.js';
+import { MAX_MORSEL_SIZE, MAX_REPLICAS, MIN_MORSEL_SIZE } from '../limits.js';
 import { Bytes, NamespacePath, Uri, Uuid } from './common.js';
 import { DatasetView, DonorEndpoint, ExtentSchema } from './datasets.js';
 import { PlacementPolicy } from './placement-policy.js';
@@ -33,6 +33,17 @@ export const ImportRequest = Type.Object({
    * model's choice (for experiments like the seed's ratio sweep).
    */
   localShare: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  /**
+   * Copies of each morsel, each on a different donor (1…MAX_REPLICAS; default the manager's
+   * REPLICAS_DEFAULT). Each copy's donor imports its morsels from the source: n× the WAN bytes.
+   */
+  replicas: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_REPLICAS })),
+  /**
+   * Target availability of each morsel (0 < p < 1, e.g. 0.999): the manager picks the smallest n
+   * the availability model gives it with measured donor failure and repair rates. Not together
+   * with `replicas`.
+   */
+  availability: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 })),
   /** Only probe the source and plan; create nothing. */
   dryRun: Type.Optional(Type.Boolean()),
 });
@@ -91,6 +102,11 @@ export const ImportResponse = Type.Object({
     localShare: Type.Optional(Type.Number()),
     /** Why this policy / width: e.g. "rate history for 4 of 4 donors", "widened: 1 owner active". */
     reason: Type.Optional(Type.String()),
+    /** Copies of each morsel wanted (n) and why that n ("default", "as requested", the model). */
+    replicas: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_REPLICAS })),
+    replicasReason: Type.Optional(Type.String()),
+    /** Copies placed now: fewer than `replicas` when too few donors can take one (repair tops up). */
+    placedCopies: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_REPLICAS })),
   }),
 });
 export type ImportResponse = Static<typeof ImportResponse>;

@@ -8,6 +8,7 @@ import {
   removeFailedDataset,
   type ImportControlRow,
 } from '../repositories/import-control.js';
+import { setReplication } from '../repositories/datasets.js';
 import { adoptHistory } from '../repositories/history.js';
 import type { ImportDeps } from './import-deps.js';
 import { failImport } from './import-outcome.js';
@@ -90,7 +91,14 @@ export async function retryImport(
   try {
     const started = await startImport(
       deps,
-      { uri: row.sourceUri, name: row.path, ...(row.policy ? { policy: row.policy } : {}) },
+      {
+        uri: row.sourceUri,
+        name: row.path,
+        ...(row.policy ? { policy: row.policy } : {}),
+        ...(row.availabilityTarget !== null
+          ? { availability: row.availabilityTarget }
+          : { replicas: row.replicas }),
+      },
       starter,
     );
     const id = started.dataset!.id;
@@ -123,6 +131,7 @@ async function restoreFailed(
     sizeBytes: row.sizeBytes,
     state: 'failed',
   });
+  await setReplication(deps.pg, again.id, row.replicas, row.availabilityTarget);
   const reason = cause instanceof Error ? cause.message : String(cause);
   await markFailed(deps.pg, again.id, `retry failed: ${reason}`, row.createdBy);
   await carryFailures(deps.pg, jobs, again.id);

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.js';
 import type { EventBus } from '../events.js';
 import type { ImportPolicyDeps } from '../placement/import-policy.js';
 import type { PlaceExtentsDeps } from '../placement/place-extents.js';
@@ -15,6 +16,7 @@ export interface ImportDeps extends PlaceExtentsDeps, ImportPolicyDeps, ProbeDep
   namespaceRepo: Pick<NamespaceRepo, 'createDataset' | 'get'>;
   reservationsRepo: Pick<ReservationsRepo, 'reserve' | 'releaseDataset' | 'commitDataset'>;
   jobsRepo: Pick<JobsRepo, 'unfinished'>;
+  config: Pick<Config, 'replicasDefault' | 'allowFileUris'>;
   log: FastifyBaseLogger;
   events: Pick<EventBus, 'publish'>;
 }

@@ -4,16 +4,19 @@ import {
   formatSize,
   type DatasetView,
   type ImportRequest,
+  type ImportResponse,
   type SourceProbe,
 } from '@freeloader/protocol';
 import { redactUri } from '@freeloader/sources';
 import { withTransaction } from '../db/pool.js';
 import { placementCandidates, withExtraFree } from '../placement/candidates.js';
-import { planPlacement } from '../placement/choose-policy.js';
 import { markPrefixImport, observeProbe, planCached } from '../placement/import-policy.js';
 import { placeExtents } from '../placement/place-extents.js';
+import { planCopies } from '../placement/plan-copies.js';
 import { probeSource } from '../placement/probe-source.js';
-import { deleteDatasetRow } from '../repositories/datasets.js';
+import { replicaCount } from '../placement/replica-count.js';
+import { deleteDatasetRow, setReplication } from '../repositories/datasets.js';
+import { donorLifetimes } from '../repositories/donor-lifetimes.js';
 import { recordStarter, userIdOf } from '../repositories/import-control.js';
 import { defaultDatasetName } from './dataset-name.js';
 import { policySummary, recordPolicy } from './dataset-policy.js';
@@ -22,13 +25,14 @@ import type { ImportDeps } from './import-deps.js';
 export interface ImportStarted {
   dataset: DatasetView | null;
   probe: SourceProbe;
-  plan: { width: number; stripeSize: number; morsels: number; donors: number; cacheBytes?: number };
+  plan: ImportResponse['plan'];
 }
 
 /**
- * Import a dataset: probe the source, place it greedily over live donors, reserve the space on
- * each, record dataset + placement, and queue one job per importing donor. Donors then pull
- * their own morsels from the source (or, without Range support, one donor streams it all and
+ * Import a dataset: choose its copy count n, probe the source, place n copies over live donors
+ * (no two copies of a morsel on one donor), reserve the space on each, record dataset +
+ * placement, and queue one job per importing donor. Donors then pull their own morsels (of every
+ * copy they hold) from the source (or, without Range support, one donor streams it all and
  * distributes). Nothing is left behind when a step fails: reservations are released and the
  * dataset row removed.
  */
@@ -37,6 +41,7 @@ export async function startImport(
   req: ImportRequest,
   who: string,
 ): Promise<ImportStarted> {
+  const wanted = replicaCount(req, deps.config.replicasDefault, await donorLifetimes(deps.pg));
   const probeStarted = performance.now();
   const probe = await probeSource(deps, req.uri);
   await observeProbe(deps, req.uri, performance.now() - probeStarted);
@@ -54,7 +59,14 @@ export async function startImport(
     who,
     req.morselSize,
     async (bytes, extra) =>
-      planPlacement(deps, bytes, req, withExtraFree(await placementCandidates(deps), extra), who),
+      planCopies(
+        deps,
+        bytes,
+        req,
+        withExtraFree(await placementCandidates(deps), extra),
+        who,
+        wanted.replicas,
+      ),
     { dryRun: req.dryRun, forImport: { forPath: path, forUserId: userIdOf(who) } },
   );
   const summary = {
@@ -64,6 +76,9 @@ export async function startImport(
     donors: plan.bytesPerDonor.size,
     cacheBytes,
     ...policySummary(plan),
+    replicas: wanted.replicas,
+    replicasReason: wanted.reason,
+    placedCopies: plan.copies,
   };
   if (req.dryRun) return { dataset: null, probe, plan: summary };
 
@@ -79,6 +94,9 @@ export async function startImport(
   await markPrefixImport(deps, dataset.id, cacheBytes, probe.size);
   await recordStarter(deps.pg, dataset.id, path, userIdOf(who));
   await recordPolicy(deps, dataset, plan.policy);
+  await setReplication(deps.pg, dataset.id, wanted.replicas, wanted.availabilityTarget);
+  dataset.replicas = wanted.replicas;
+  dataset.availabilityTarget = wanted.availabilityTarget;
   if (plan.morsels === 0) return { dataset, probe, plan: summary };
   try {
     await placeExtents(deps, dataset.id, plan, probe, who);

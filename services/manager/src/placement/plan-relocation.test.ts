@@ -51,6 +51,22 @@ describe('planRelocation', () => {
     expect(plan.remainingBytes).toBe(remaining);
   });
 
+  it('never moves a copy onto a donor holding another copy of the morsel', () => {
+    // Two copies over a,b: a's morsels have their other copy on b, so only x may take them.
+    const d: HeldDataset = {
+      ...ds('d', 4, ['a', 'b']),
+      extents: [
+        { copy: 0, first: 0, count: 4, unit: 1, phase: 0, donors: ['a', 'b'] },
+        { copy: 1, first: 0, count: 4, unit: 1, phase: 0, donors: ['b', 'a'] },
+      ],
+    };
+    const spread = planRelocation('a', 4 * MiB, [d], [t('b', 100), t('x', 3)]);
+    expect(Object.fromEntries(spread.moves[0]!.bytesPerTarget)).toEqual({ x: 3 * MiB });
+    expect(spread.remainingBytes).toBe(MiB);
+    const none = planRelocation('a', 4 * MiB, [d], [t('b', 100)]);
+    expect(none.moves).toEqual([]);
+  });
+
   it('lists datasets it could not move, for eviction', () => {
     const plan = planRelocation('a', 4 * MiB, [ds('d', 4, ['a'])], []);
     expect(plan.unmoved.map((d) => d.id)).toEqual(['d']);

@@ -1,4 +1,4 @@
-import type { Extent } from '@freeloader/protocol';
+import { donorsOfMorsel, type Extent } from '@freeloader/protocol';
 import { throttleRank } from './candidates.js';
 import { chunksOf, type Reassignment } from './move-extents.js';
 
@@ -43,7 +43,9 @@ export interface RelocationPlan {
  * Which of donor `from`'s morsels go where so it sheds at least `excessBytes`. Whole datasets
  * are moved (their share on `from`, biggest first) so the donor can drop them outright; each
  * cycle-aligned chunk goes to the best target with room: unthrottled before throttled, a donor
- * not yet holding the dataset before one that does (its reads stay spread), most free first.
+ * not yet holding the dataset before one that does (its reads stay spread), most free first;
+ * never a donor that holds another copy of any morsel of the chunk (copies stay on distinct
+ * donors).
  *
  * @example planRelocation('a', 4 MiB, [dataset with 8 MiB on a], [{ id: 'x', freeBytes: 100 MiB }])
  *   // → one move of all 8 chunks to x, remainingBytes 0
@@ -77,7 +79,13 @@ export function planRelocation(
     };
     for (const c of chunks) {
       const bytes = c.morsels.length * d.morselSize;
-      const to = bestTarget(targets, free, holders, bytes);
+      const otherCopies = new Set(c.morsels.flatMap((m) => donorsOfMorsel(d.extents, m)));
+      const to = bestTarget(
+        targets.filter((t) => !otherCopies.has(t.id)),
+        free,
+        holders,
+        bytes,
+      );
       if (!to) continue;
       free.set(to, free.get(to)! - bytes);
       move.chunks.push({ copy: c.copy, first: c.first, count: c.count, to, morsels: c.morsels });

@@ -7,7 +7,7 @@ import {
 } from '@freeloader/protocol';
 import { withTransaction } from '../db/pool.js';
 import { placementCandidates } from '../placement/candidates.js';
-import { planPlacement, type PolicyPlan } from '../placement/choose-policy.js';
+import { planCopies, type CopiesPlan } from '../placement/plan-copies.js';
 import { importPayload, reserveAll, type PlaceExtentsDeps } from '../placement/place-extents.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { getHashes, getPlacement, setPlacement } from '../repositories/placement.js';
@@ -92,16 +92,17 @@ async function startExtension(
   const fromMorsel = fromBytes / d.morsel_size;
   const candidates = await placementCandidates(deps);
   let toBytes = wantBytes;
-  let plan: PolicyPlan | undefined;
+  let plan: CopiesPlan | undefined;
   // The room is counted over all donors; particular donors may hold less: halve until it fits.
   while (!plan) {
     try {
-      plan = await planPlacement(
+      plan = await planCopies(
         deps,
         toBytes - fromBytes,
         { uri: d.source_uri!, morselSize: d.morsel_size },
         candidates,
         who,
+        d.replicas,
       );
     } catch (e) {
       if (!isNoSpace(e)) {

@@ -60,3 +60,17 @@ export async function setPlacementPolicy(
 ): Promise<void> {
   await db.query('UPDATE datasets SET placement_policy = $2 WHERE id = $1', [datasetId, policy]);
 }
+
+/** Remember a dataset's wanted copies and the availability target they were chosen for. */
+export async function setReplication(
+  db: Queryable,
+  datasetId: string,
+  replicas: number,
+  availabilityTarget: number | null,
+): Promise<void> {
+  await db.query('UPDATE datasets SET replicas = $2, availability_target = $3 WHERE id = $1', [
+    datasetId,
+    replicas,
+    availabilityTarget,
+  ]);
+}

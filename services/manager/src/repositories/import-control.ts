@@ -42,10 +42,13 @@ export interface ImportControlRow {
   error: string | null;
   createdBy: string | null;
   policy: PlacementPolicy | null;
+  /** Copies wanted, and the availability target they came from (null: asked as a count). */
+  replicas: number;
+  availabilityTarget: number | null;
 }
 
 const SELECT_CONTROL = `SELECT d.id, d.state, d.source_uri, d.size_bytes, d.error, d.created_by,
-    d.placement_policy,
+    d.placement_policy, d.replicas, d.availability_target,
     CASE WHEN f.path = '' THEN d.name ELSE f.path || '/' || d.name END AS path
   FROM datasets d CROSS JOIN LATERAL folder_path(d.folder_id) AS f(path) WHERE d.id = $1`;
 
@@ -58,6 +61,8 @@ interface ControlRow {
   error: string | null;
   created_by: string | null;
   placement_policy: PlacementPolicy | null;
+  replicas: number;
+  availability_target: number | null;
 }
 
 const toControl = (r: ControlRow): ImportControlRow => ({
@@ -69,6 +74,8 @@ const toControl = (r: ControlRow): ImportControlRow => ({
   error: r.error,
   createdBy: r.created_by,
   policy: r.placement_policy,
+  replicas: r.replicas,
+  availabilityTarget: r.availability_target,
 });
 
 /** A dataset's state, path, source and starter; `lock` takes its row lock (in a transaction). */

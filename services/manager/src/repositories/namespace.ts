@@ -28,12 +28,15 @@ interface DatasetRow {
   last_access_at: Date | null;
   donor_count: number;
   placement_policy: PlacementPolicy | null;
+  replicas: number;
+  availability_target: number | null;
 }
 
 const SELECT_DATASETS = `
   SELECT d.id, CASE WHEN f.path = '' THEN d.name ELSE f.path || '/' || d.name END AS path,
          d.source_uri, d.size_bytes, d.morsel_size, d.etag, d.last_modified, d.state,
          d.cached_bytes, d.error, d.created_at, d.last_access_at, d.placement_policy,
+         d.replicas, d.availability_target,
          (SELECT count(DISTINCT u)::int FROM placement_extents pe, unnest(pe.donors) AS u
           WHERE pe.dataset_id = d.id) AS donor_count
   FROM datasets d CROSS JOIN LATERAL folder_path(d.folder_id) AS f(path)`;
@@ -53,6 +56,8 @@ const toDataset = (r: DatasetRow): DatasetView => ({
   lastAccessAt: isoOrNull(r.last_access_at),
   donorCount: r.donor_count,
   ...(r.placement_policy ? { policy: r.placement_policy } : {}),
+  replicas: r.replicas,
+  availabilityTarget: r.availability_target,
 });
 
 export interface NewDataset {

@@ -85,6 +85,22 @@ export async function getPlacement(db: Queryable, datasetId: string): Promise<Ex
   return rows.map((r) => ({ ...r }));
 }
 
+/** The extents of each of `datasetIds` (ordered by copy, then first morsel). */
+export async function getPlacements(
+  db: Queryable,
+  datasetIds: readonly string[],
+): Promise<Map<string, Extent[]>> {
+  const out = new Map<string, Extent[]>(datasetIds.map((id) => [id, []]));
+  if (datasetIds.length === 0) return out;
+  const { rows } = await db.query<ExtentRow & { dataset_id: string }>(
+    `SELECT dataset_id, copy, first, count, unit, phase, donors::text[] AS donors
+     FROM placement_extents WHERE dataset_id = ANY($1::uuid[]) ORDER BY dataset_id, copy, first`,
+    [datasetIds],
+  );
+  for (const { dataset_id, ...e } of rows) out.get(dataset_id)?.push(e);
+  return out;
+}
+
 /**
  * Store SHA-256 digests for morsels [first, first + hashes.length / 32), merging into the
  * 4096-digest rows; digests not yet known read back as zeros.

@@ -26,6 +26,8 @@ export interface ExtensionDatasetRow {
   read_score: number;
   extension: ExtensionRecord | null;
   busy: boolean;
+  /** Copies of each morsel wanted (an extension places as many). */
+  replicas: number;
 }
 
 /** A dataset with what the extension decision needs, or undefined when it is gone. */
@@ -35,7 +37,7 @@ export async function extensionDataset(
 ): Promise<ExtensionDatasetRow | undefined> {
   const { rows } = await db.query<ExtensionDatasetRow>(
     `SELECT d.id, d.state, d.source_uri, d.size_bytes, d.morsel_size, d.cached_bytes, d.etag,
-            d.last_modified, d.pinned, d.read_score, d.extension,
+            d.last_modified, d.pinned, d.read_score, d.extension, d.replicas,
             EXISTS (SELECT 1 FROM jobs j WHERE j.dataset_id = d.id
                     AND j.state IN ('queued', 'running')) AS busy
      FROM datasets d WHERE d.id = $1`,

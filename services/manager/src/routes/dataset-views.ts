@@ -12,6 +12,7 @@ import {
   type AgentState,
 } from '@freeloader/protocol';
 import { requireUser } from '../auth/guards.js';
+import { withHealth } from '../placement/health-views.js';
 
 /** Read-only dataset views for the console: search, placement for display, throughput history. */
 const datasetViews: FastifyPluginAsyncTypebox = async (app) => {
@@ -32,7 +33,11 @@ const datasetViews: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.Array(DatasetView), 400: E, 401: E, 500: E },
       },
     },
-    async (req) => app.namespaceRepo.search(req.query.query ?? '', req.query.limit ?? 100),
+    async (req) =>
+      withHealth(
+        app,
+        await app.namespaceRepo.search(req.query.query ?? '', req.query.limit ?? 100),
+      ),
   );
 
   app.get(

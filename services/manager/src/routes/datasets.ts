@@ -13,6 +13,7 @@ import {
 } from '@freeloader/protocol';
 import { principalOf, requireUser, requireUserOrAgent } from '../auth/guards.js';
 import { deleteDataset, type DatasetLifecycleDeps } from '../dataset-lifecycle.js';
+import { withHealth } from '../placement/health-views.js';
 import type { PlacementDeps } from '../placement/placement-deps.js';
 import { donorSpeeds } from '../placement/rate-estimates.js';
 import { throttleFields } from '../throttle-view.js';
@@ -43,7 +44,7 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
       const dataset = await app.namespaceRepo.getByPath(req.query.path);
       if (!dataset)
         throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset "${req.query.path}"`);
-      return dataset;
+      return (await withHealth(placement, [dataset]))[0]!;
     },
   );
 
@@ -58,7 +59,7 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: DatasetView, 400: E, 401: E, 403: E, 404: E, 500: E },
       },
     },
-    async (req) => mustGet(req.params.id),
+    async (req) => (await withHealth(placement, [await mustGet(req.params.id)]))[0]!,
   );
 
   app.get(

@@ -7,6 +7,7 @@ import {
   ListQuery,
 } from '@freeloader/protocol';
 import { requireUser } from '../auth/guards.js';
+import { withHealth } from '../placement/health-views.js';
 
 /** Browse the namespace and make folders. */
 const namespace: FastifyPluginAsyncTypebox = async (app) => {
@@ -21,7 +22,11 @@ const namespace: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Listing, 400: E, 401: E, 404: E, 500: E },
       },
     },
-    async (req) => app.namespaceRepo.list(req.query.path),
+    async (req) => {
+      const listing = await app.namespaceRepo.list(req.query.path);
+      await withHealth(app, listing.datasets);
+      return listing;
+    },
   );
 
   app.post(

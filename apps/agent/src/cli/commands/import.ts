@@ -13,6 +13,7 @@ import { ProgressBar } from '../progress-bar.js';
 import { rideOutManagerOutages, userClient } from '../session.js';
 import { throttleNote, type DonorThrottle } from '../throttle-note.js';
 import { describePlacement, policyFields, type PolicyOptions } from './import-policy.js';
+import { describeCopies, replicaFields, type ReplicaOptions } from './import-replicas.js';
 
 interface ImportResult {
   dataset: DatasetView;
@@ -42,6 +43,14 @@ export function registerImport(program: Command): void {
       '--local-share <f>',
       'asymmetric: fraction (0.3) or local:remote ratio (3:8) on the host',
     )
+    .option(
+      '--replicas <n>',
+      "copies of each morsel, each on another donor (default: the manager's REPLICAS_DEFAULT, 2)",
+    )
+    .option(
+      '--availability <p>',
+      "target availability (e.g. 0.999): the manager picks the copy count from its donors' failure and repair rates",
+    )
     .option('--wait', 'wait until the import finishes, with a progress bar')
     .option('--json', 'print the dataset, probe and plan as JSON on stdout (for scripts)')
     .option('--manager <url>', 'manager URL', defaultManagerUrl())
@@ -55,7 +64,8 @@ export function registerImport(program: Command): void {
           wait?: boolean;
           json?: boolean;
           manager: string;
-        } & PolicyOptions,
+        } & PolicyOptions &
+          ReplicaOptions,
       ) => {
         const client = await userClient(opts.manager);
         rideOutManagerOutages(client);
@@ -66,6 +76,7 @@ export function registerImport(program: Command): void {
             ...(opts.width ? { width: Number(opts.width) } : {}),
             ...(opts.stripeSize ? { stripeSize: Number(opts.stripeSize) } : {}),
             ...(await policyFields(opts)),
+            ...replicaFields(opts),
           };
           const res = await client.request<ImportResult>('POST', '/datasets', body);
           console.error(
@@ -74,6 +85,8 @@ export function registerImport(program: Command): void {
           );
           const placement = describePlacement(res.plan);
           if (placement) console.error(placement);
+          const copies = describeCopies(res.plan);
+          if (copies) console.error(copies);
           const cached = res.plan?.cacheBytes;
           if (cached !== undefined && cached < res.probe.size) {
             // Seed 002: the cache was full, so only the model prefix is kept.
@@ -105,9 +118,16 @@ export async function waitForImport(
       client.request<TransferRow[]>('GET', `/transfers?datasetId=${dataset.id}`),
     ]);
     const done = rows.reduce((s, r) => s + r.doneBytes, 0);
+    // Every copy's donors fetch their morsels: progress is over all copies' bytes, shown on the
+    // dataset's scale (the bar counts the dataset, not n times it).
+    const total = rows.reduce((s, r) => s + r.totalBytes, 0);
+    const share = total > 0 ? Math.min(1, done / total) : 0;
     const rate = rows.filter((r) => r.state === 'running').reduce((s, r) => s + r.rate, 0);
     bar.setNote(throttleNote(runningDonors(rows)));
-    bar.update(Math.min(done, dataset.sizeBytes), rate || undefined);
+    bar.update(
+      Math.round(share * dataset.sizeBytes),
+      (rate * dataset.sizeBytes) / (total || 1) || undefined,
+    );
     if (view.state === 'ready') {
       bar.update(dataset.sizeBytes, undefined, true);
       bar.done();

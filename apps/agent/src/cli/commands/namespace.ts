@@ -5,7 +5,7 @@ import {
   type DatasetView,
   type Listing,
 } from '@freeloader/protocol';
-import { datasetHealth, type DatasetHealth } from '../dataset-health.js';
+import { copiesColumn, datasetHealth, type DatasetHealth } from '../dataset-health.js';
 import { defaultManagerUrl } from '../paths.js';
 import { userClient } from '../session.js';
 
@@ -25,7 +25,9 @@ export function registerNamespace(program: Command): void {
           return;
         }
         for (const f of listing.folders)
-          console.log(`${'folder'.padEnd(9)} ${''.padStart(10)}  ${lastSegment(f.path)}/`);
+          console.log(
+            `${'folder'.padEnd(9)} ${''.padStart(10)}  ${''.padEnd(6)}  ${lastSegment(f.path)}/`,
+          );
         for (const d of listing.datasets) console.log(formatDatasetLine(d));
         if (listing.folders.length + listing.datasets.length === 0) console.error('(empty)');
       } finally {
@@ -75,6 +77,7 @@ export function formatStat(d: DatasetView, health: DatasetHealth): string[] {
     ['id', d.id],
     ['state', d.state + (d.error ? ` (${d.error})` : '')],
     ['health', health.summary],
+    ['copies', health.copies],
     ['size', `${formatSize(d.sizeBytes)} (${d.sizeBytes} bytes)`],
     ['cached', `${formatSize(d.cachedBytes)} (${pct(d.cachedBytes, d.sizeBytes)})`],
     ['placement', d.policy ?? '-'],
@@ -96,8 +99,13 @@ export function formatStat(d: DatasetView, health: DatasetHealth): string[] {
   return [...lines, ...more.map(([k, v]) => `${k.padEnd(14)} ${v}`)];
 }
 
+/**
+ * One `ls` line: state, size, live copies of the worst morsel over the copies wanted, name.
+ *
+ * @example formatDatasetLine(view) // 'ready        3 MiB  2/2     a.bin'
+ */
 export function formatDatasetLine(d: DatasetView): string {
-  return `${d.state.padEnd(9)} ${formatSize(d.sizeBytes).padStart(10)}  ${lastSegment(d.path)}`;
+  return `${d.state.padEnd(9)} ${formatSize(d.sizeBytes).padStart(10)}  ${copiesColumn(d).padEnd(6)}  ${lastSegment(d.path)}`;
 }
 
 function lastSegment(path: string): string {
