@@ -37,6 +37,18 @@ describe('targetChunks', () => {
     expect(!got.ok && got.reason).toMatch(reason);
   });
 
+  it('never gives a chunk to a donor holding another copy of its morsels, even the roomiest', () => {
+    const got = targetChunks(
+      [chunk(0, [0])],
+      [donor('x', 2 * MiB), donor('y', 9 * MiB)],
+      full,
+      () => new Set(['y']),
+    );
+    expect(got.ok && got.moves.map((m) => m.to)).toEqual(['x']);
+    const none = targetChunks([chunk(0, [0])], [donor('y', 9 * MiB)], full, () => new Set(['y']));
+    expect(none.ok).toBe(false);
+  });
+
   it('counts a short last morsel at its real length', () => {
     const got = targetChunks([chunk(0, [0, 1])], [donor('x', MiB + 10)], (m) =>
       m === 1 ? 10 : MiB,

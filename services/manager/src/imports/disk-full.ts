@@ -1,4 +1,5 @@
 import {
+  donorsOfMorsel,
   formatSize,
   morselLength,
   type DatasetView,
@@ -29,8 +30,9 @@ export type ChunkTargets =
 
 /**
  * Give each chunk of a full donor's share to the candidate with the most free space left (the
- * ThriftStore seed's most-free-space scheme), counting each chunk's real bytes; fails when some
- * chunk fits nowhere.
+ * ThriftStore seed's most-free-space scheme), counting each chunk's real bytes, never to a donor
+ * that `holdersOf` says holds another copy of one of the chunk's morsels (copies of a morsel never
+ * share a donor); fails when some chunk fits nowhere.
  *
  * @example
  *   targetChunks([{ copy: 0, first: 0, count: 2, morsels: [0] }], [{ id: 'b', url: '', freeBytes: 9 }], (m) => 4)
@@ -40,13 +42,15 @@ export function targetChunks(
   chunks: readonly Chunk[],
   candidates: readonly Candidate[],
   lengthOf: (morsel: number) => number,
+  holdersOf: (chunk: Chunk) => ReadonlySet<string> = () => new Set(),
 ): ChunkTargets {
   const free = new Map(candidates.map((c) => [c.id, c.freeBytes]));
   const bytes = new Map<string, number>();
   const moves: (Reassignment & { morsels: number[] })[] = [];
   for (const chunk of chunks) {
     const need = chunk.morsels.reduce((n, m) => n + lengthOf(m), 0);
-    const best = [...free].sort((a, b) => b[1] - a[1])[0];
+    const holders = holdersOf(chunk);
+    const best = [...free].filter(([id]) => !holders.has(id)).sort((a, b) => b[1] - a[1])[0];
     if (!best || best[1] < need) {
       const most = best ? formatSize(best[1]) : 'none';
       return {
@@ -116,7 +120,11 @@ export async function replaceFullDonor(
       if ((await lockDatasetState(tx, dataset.id, 'placement')) !== 'importing') return undefined;
       const extents = await getPlacement(tx, dataset.id);
       const candidates = (await placementCandidates(deps)).filter((c) => c.id !== full);
-      const targets = targetChunks(chunksOf(extents, full), candidates, lengthOf);
+      const holdersOf = (chunk: Chunk): Set<string> => {
+        const others = extents.filter((e) => e.copy !== chunk.copy);
+        return new Set(chunk.morsels.flatMap((m) => donorsOfMorsel(others, m)));
+      };
+      const targets = targetChunks(chunksOf(extents, full), candidates, lengthOf, holdersOf);
       if (!targets.ok) return `donor ${full}’s disk is full and ${targets.reason}`;
       if (targets.moves.length === 0) return undefined;
       // Each reservation is admitted under its donor's row lock (its own transaction): a donor
