@@ -24,6 +24,7 @@ import api from './routes/index.js';
 import softStatePlugin, { type SoftStatePluginOptions } from './soft-state-plugin.js';
 import deadDonorWatch from './imports/dead-donor-watch.js';
 import donorLoss from './placement/donor-loss.js';
+import sourcePolicy from './placement/source-policy.js';
 import cacheRoom from './prefix/cache-room.js';
 import prefixCaching from './prefix/plugin.js';
 import historyPlugin from './history/plugin.js';
@@ -104,6 +105,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     ]) {
       await app.register(repo);
     }
+    await app.register(sourcePolicy);
     await app.register(softStatePlugin, { clock: opts.clock, timers: opts.timers });
     await app.register(throughputPlugin);
     await app.register(donorLoss);

@@ -23,6 +23,7 @@ describe('loadConfig', () => {
       staleAfterMs: STALE_AFTER_MS,
       logLevel: 'info',
       allowFileUris: false,
+      sourceAllow: [],
     });
     expect(c.databaseUrl).toBeUndefined();
     // Not pinned: the manager picks 7432 or a free port when it starts (db/embedded-port.ts).
@@ -42,6 +43,7 @@ describe('loadConfig', () => {
       HEARTBEAT_INTERVAL_MS: '50',
       LOG_LEVEL: 'DEBUG',
       FREELOADER_ALLOW_FILE_URIS: 'true',
+      FREELOADER_SOURCE_ALLOW: 'data.lab, 10.0.0.0/8',
       CONSOLE_DIR: '/srv/console',
     });
     expect(c).toEqual({
@@ -56,6 +58,7 @@ describe('loadConfig', () => {
       softStateFlushMs: 3000,
       logLevel: 'debug',
       allowFileUris: true,
+      sourceAllow: ['data.lab', '10.0.0.0/8'],
       consoleDir: '/srv/console',
     });
   });
@@ -75,6 +78,7 @@ describe('loadConfig', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ FREELOADER_ALLOW_FILE_URIS: 'maybe' }, 'FREELOADER_ALLOW_FILE_URIS'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ FREELOADER_SOURCE_ALLOW: '10.0.0.0/33' }, 'FREELOADER_SOURCE_ALLOW'],
     [{ STALE_AFTER_MS: '5000', DEAD_AFTER_MS: '5000' }, 'DEAD_AFTER_MS'],
   ])('rejects %o naming %s', (env, key) => {
     const err = failure(() => loadConfig(env));

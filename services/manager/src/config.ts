@@ -9,6 +9,7 @@ import {
   HEARTBEAT_INTERVAL_MS,
   STALE_AFTER_MS,
 } from '@freeloader/protocol';
+import { parseAllowList, SOURCE_ALLOW_ENV } from '@freeloader/sources';
 
 const Port = Type.Integer({ minimum: 0, maximum: 65535 });
 const Millis = Type.Integer({ minimum: 1, maximum: 7 * 24 * 3600 * 1000 });
@@ -35,6 +36,12 @@ export const ConfigSchema = Type.Object({
   softStateFlushMs: Millis,
   logLevel: LogLevel,
   allowFileUris: Type.Boolean(),
+  /**
+   * Hosts and CIDRs sources may reach although they are loopback, private, link-local … (the
+   * manager's probes, and the agents, who receive it with every heartbeat). The admin's setting
+   * (`PUT /api/v1/settings/sources`) adds to it.
+   */
+  sourceAllow: Type.Array(Type.String({ minLength: 1 })),
   consoleDir: Type.Optional(Type.String({ minLength: 1 })),
 });
 export type Config = Static<typeof ConfigSchema>;
@@ -52,6 +59,7 @@ const ENV_KEYS: Record<keyof Config, string> = {
   softStateFlushMs: 'SOFT_STATE_FLUSH_MS',
   logLevel: 'LOG_LEVEL',
   allowFileUris: 'FREELOADER_ALLOW_FILE_URIS',
+  sourceAllow: SOURCE_ALLOW_ENV,
   consoleDir: 'CONSOLE_DIR',
 };
 
@@ -64,6 +72,7 @@ const DEFAULTS = {
   softStateFlushMs: 3_000,
   logLevel: 'info',
   allowFileUris: false,
+  sourceAllow: [],
 } satisfies Partial<Config>;
 
 /** Numbers and booleans arrive as text; anything unparsable is kept as text so the check names it. */
@@ -97,6 +106,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     softStateFlushMs: num(env.SOFT_STATE_FLUSH_MS),
     logLevel: str(env.LOG_LEVEL)?.toLowerCase(),
     allowFileUris: bool(env.FREELOADER_ALLOW_FILE_URIS),
+    sourceAllow: str(env[SOURCE_ALLOW_ENV])?.split(','),
     consoleDir: str(env.CONSOLE_DIR),
   };
   return Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined));
@@ -127,6 +137,13 @@ export function loadConfig(
     (e) => `${ENV_KEYS[e.path.slice(1) as keyof Config] ?? e.path}: ${e.message}`,
   );
   const config = candidate as Config;
+  if (problems.length === 0) {
+    try {
+      config.sourceAllow = parseAllowList(config.sourceAllow);
+    } catch (e) {
+      problems.push(`${SOURCE_ALLOW_ENV}: ${(e as Error).message}`);
+    }
+  }
   if (problems.length === 0 && config.deadAfterMs <= config.staleAfterMs) {
     problems.push('DEAD_AFTER_MS: must be greater than STALE_AFTER_MS');
   }

@@ -4,7 +4,7 @@ import type { AgentDaemon } from '../../daemon/agent-daemon.js';
 import { createLogger } from '../logger.js';
 import { defaultManagerUrl } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';
-import { fileUrisAllowed } from '@freeloader/sources';
+import { fileUrisAllowed, parseAllowList, SOURCE_ALLOW_ENV } from '@freeloader/sources';
 import { AgentHost } from '../../daemon/agent-host.js';
 import { DEFAULT_SETTINGS_PORT } from '../../control-api/settings-server.js';
 import { parseListen } from './listen.js';
@@ -70,6 +70,7 @@ export function registerAgent(program: Command): void {
           // The same admin opt-in as the manager's: without it the manager would accept a
           // file:// import that every donor then refuses.
           allowFileUris: fileUrisAllowed(),
+          sourceAllow: parseAllowList(process.env[SOURCE_ALLOW_ENV]),
           logger,
         },
         settings: opts.settings === false ? false : parseListen(opts.settings, '--settings'),
