@@ -29,3 +29,4 @@ export * from './schemas/prefix.js';
 export * from './schemas/throttle.js';
 export * from './throttle-summary.js';
 export * from './schemas/console-history.js';
+export * from './schemas/audit.js';

@@ -88,7 +88,7 @@ export class SourcePolicy {
 
   constructor(
     allow: readonly string[] = [],
-    private readonly resolve: Resolve = dnsLookup as Resolve,
+    private readonly resolve: Resolve = dnsLookup,
   ) {
     this.fixed = parseAllowList(allow);
     this.allowed = build(this.fixed);
@@ -153,7 +153,7 @@ export class SourcePolicy {
       const list = addresses ?? [];
       for (const a of list) {
         const refused = this.refusal(hostname, a.address);
-        if (refused) return callback(refused as unknown as NodeJS.ErrnoException, '', 0);
+        if (refused) return callback(refused, '', 0);
       }
       if (list.length === 0) {
         const none = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), {

@@ -12,6 +12,8 @@ import postgresPlugin from './plugins/postgres.js';
 import swaggerPlugin from './plugins/swagger.js';
 import throughputPlugin from './plugins/throughput.js';
 import agentsRepo from './repositories/agents.js';
+import auditRepo from './repositories/audit.js';
+import auditHook from './auth/audit-hook.js';
 import jobsRepo from './repositories/jobs.js';
 import ratesRepo from './repositories/rates.js';
 import joinTokensRepo from './repositories/join-tokens.js';
@@ -101,6 +103,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       reservationsRepo,
       jobsRepo,
       ratesRepo,
+      auditRepo,
       signingKeys,
     ]) {
       await app.register(repo);
@@ -114,6 +117,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(cacheRoom);
     await app.register(historyPlugin, { timers: opts.timers });
     await app.register(authPlugin);
+    await app.register(auditHook);
     await app.register(api, { prefix: '/api/v1' });
     await app.register(consolePlugin);
     await app.ready();

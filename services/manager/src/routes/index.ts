@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import agents from './agents.js';
+import audit from './audit.js';
 import auth from './auth.js';
 import datasets from './datasets.js';
 import datasetViews from './dataset-views.js';
@@ -16,6 +17,7 @@ import rates from './rates.js';
 import relocation from '../relocation/routes.js';
 import prefixRoutes from '../prefix/routes.js';
 import reservations from './reservations.js';
+import settings from './settings.js';
 import tokens from './tokens.js';
 import transfers from './transfers.js';
 import users from './users.js';
@@ -43,6 +45,8 @@ const api: FastifyPluginAsync = async (app) => {
     importControl,
     cacheLog,
     history,
+    audit,
+    settings,
   ]) {
     await app.register(routes);
   }
