@@ -38,8 +38,19 @@ export interface DataCluster {
  *
  * @example const c = await startDataCluster(3, '64MiB'); const d = await c.importAndWait({ uri });
  */
-export async function startDataCluster(donors: number, quota: string): Promise<DataCluster> {
-  const tm = await startTestManager();
+export async function startDataCluster(
+  donors: number,
+  quota: string,
+  /** Source allow list of the manager and agents (default: the kits' loopback allowance). */
+  opts: { sourceAllow?: readonly string[] } = {},
+): Promise<DataCluster> {
+  const sourceEnv =
+    opts.sourceAllow === undefined
+      ? {}
+      : { env: { FREELOADER_SOURCE_ALLOW: opts.sourceAllow.join(',') } };
+  const tm = await startTestManager(
+    opts.sourceAllow === undefined ? {} : { sourceAllow: [...opts.sourceAllow] },
+  );
   const root = await mkdtemp(join(tmpdir(), 'fl-data-'));
   const agents: SpawnedAgent[] = [];
   const agentDirs = Array.from({ length: donors }, (_, i) => join(root, `agent-${i + 1}`));
@@ -47,7 +58,14 @@ export async function startDataCluster(donors: number, quota: string): Promise<D
     const { token } = await tm.createJoinToken({ maxUses: donors });
     for (const [i, dir] of agentDirs.entries()) {
       agents.push(
-        await spawnAgent({ managerUrl: tm.url, token, dir, quota, name: `donor-${i + 1}` }),
+        await spawnAgent({
+          managerUrl: tm.url,
+          token,
+          dir,
+          quota,
+          name: `donor-${i + 1}`,
+          ...sourceEnv,
+        }),
       );
     }
     await Promise.all(agents.map((a) => waitForAgentState(tm, a.agentId, 'live')));
