@@ -1,20 +1,16 @@
-import { mkdir } from 'node:fs/promises';
 import { expect, test, type Page } from '@playwright/test';
+import { shot as screenshot } from '../agent-process.js';
 
 const URL = process.env.FL_E2E_URL!;
 const PASSWORD = process.env.FL_E2E_PASSWORD!;
-const SHOTS = new globalThis.URL('../test-results/screenshots/', import.meta.url).pathname;
 
 /** One admin's session, in order: a refused source, the allow list, the audit log. */
 test.describe.configure({ mode: 'serial' });
 let page: Page;
 
-async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
-}
+const shot = (name: string): Promise<void> => screenshot(page, name);
 
 test.beforeAll(async ({ browser }) => {
-  await mkdir(SHOTS, { recursive: true });
   page = await browser.newPage();
   await page.goto(`${URL}/login`);
   await page.getByLabel('User name').fill('admin');
