@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, type Page } from '@playwright/test';
+import { LOOPBACK_SOURCES } from '@freeloader/sources/testing';
 
 // What the agent specs share: the manager's API as the signed-in admin, a `freeloader agent`
 // with its settings page on loopback, and screenshots under test-results/.
@@ -70,6 +71,8 @@ export async function startSettingsAgent(o: {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     FREELOADER_IGNORE_LOAD: '1',
+    // Its sources are test servers on loopback: allowed on purpose.
+    FREELOADER_SOURCE_ALLOW: LOOPBACK_SOURCES.join(','),
     LOG_LEVEL: 'warn',
   };
   for (const [k, v] of Object.entries(o.env ?? {})) {

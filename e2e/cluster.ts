@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startManager, type RunningManager } from '@freeloader/manager';
 import { freePort } from '@freeloader/manager/testing';
-import { startTestServer, type TestServer } from '@freeloader/sources/testing';
+import { LOOPBACK_SOURCES, startTestServer, type TestServer } from '@freeloader/sources/testing';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'apps/agent/dist/cli/main.js');
@@ -65,6 +65,7 @@ function spawnAgent(managerUrl: string, token: string, dir: string, name: string
         ...process.env,
         FREELOADER_JOIN_TOKEN: token,
         FREELOADER_IGNORE_LOAD: '1',
+        FREELOADER_SOURCE_ALLOW: LOOPBACK_SOURCES.join(','),
         LOG_LEVEL: 'warn',
       },
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -137,6 +138,8 @@ export async function startCluster(opts: {
       logLevel: process.env.E2E_VERBOSE ? 'info' : 'fatal',
       consoleDir: CONSOLE,
       heartbeatIntervalMs: 500,
+      // The suite's sources are test servers on loopback: allowed here, on purpose.
+      sourceAllow: [...LOOPBACK_SOURCES],
       staleAfterMs: 5_000,
       deadAfterMs: 20_000,
     });

@@ -48,9 +48,17 @@ export function freeloaderEnv(home, env = {}) {
     ...process.env,
     FREELOADER_HOME: home,
     LOG_LEVEL: 'warn',
+    FREELOADER_SOURCE_ALLOW: BENCH_SOURCE_ALLOW,
     ...env,
   };
 }
+
+/**
+ * The benchmarks' sources serve from this machine (loopback) or from the testbed's source
+ * namespace (10.77.0.0/16, see testbed.js): addresses FreeLoader refuses unless allowed, so
+ * every manager and agent a benchmark starts allows exactly these.
+ */
+export const BENCH_SOURCE_ALLOW = '127.0.0.0/8,::1,localhost,10.77.0.0/16';
 
 /**
  * Start a long-running `freeloader <args>` (manager, agent) in `host`'s namespace, logging to

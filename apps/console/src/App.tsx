@@ -11,6 +11,7 @@ import { DatasetsPage } from './datasets/DatasetsPage';
 import { DonorsPage } from './donors/DonorsPage';
 import { ImportPage } from './import/ImportPage';
 import { Shell } from './layout/Shell';
+import { SecurityPage } from './security/SecurityPage';
 import { TransfersPage } from './transfers/TransfersPage';
 
 const theme = createTheme({ primaryColor: 'indigo', defaultRadius: 'md' });
@@ -54,6 +55,7 @@ export function App() {
               <Route path="/transfers" element={<TransfersPage />} />
               <Route path="/donors" element={<DonorsPage />} />
               <Route path="/cache" element={<CachePage />} />
+              <Route path="/security" element={<SecurityPage />} />
               <Route path="*" element={<Navigate to="/datasets" replace />} />
             </Route>
           </Routes>

@@ -21,6 +21,8 @@ export const ERROR_STATUS = {
   FORBIDDEN: 403,
   AGENT_REVOKED: 403,
   CSRF_REJECTED: 403,
+  /** A source address (loopback, private, metadata …) the admin's source allow list does not name. */
+  SOURCE_FORBIDDEN: 403,
   CAPABILITY_MISSING: 401,
   CAPABILITY_INVALID: 403,
   CAPABILITY_EXPIRED: 403,

@@ -31,3 +31,4 @@ export * from './schemas/throttle.js';
 export * from './throttle-summary.js';
 export * from './schemas/console-history.js';
 export * from './schemas/repair.js';
+export * from './schemas/audit.js';

@@ -101,6 +101,23 @@ export const RESERVATION_TTL_S = 10 * 60;
 export const JOIN_TOKEN_TTL_S = 7 * 24 * 3600;
 /** Lifetime of a console/CLI session (seconds): 12 hours. */
 export const SESSION_TTL_S = 12 * 3600;
+/**
+ * Login rate limit, a fixed window per key: failed logins from one address in
+ * LOGIN_WINDOW_S seconds before that address gets 429 until the window ends.
+ */
+export const LOGIN_FAILURES_PER_ADDRESS = 10;
+/**
+ * Failed logins for one user name (from any address) per window: higher than the per-address
+ * limit, so one guesser cannot lock the real user out, yet a guesser spread over many
+ * addresses is still slowed.
+ */
+export const LOGIN_FAILURES_PER_USER = 50;
+/** Length of the login rate-limit window (seconds). */
+export const LOGIN_WINDOW_S = 15 * 60;
+/** Most entries (hosts and CIDRs) in the admin's source allow list. */
+export const MAX_SOURCE_ALLOW_ENTRIES = 256;
+/** Audit entries per page at most (`GET /api/v1/audit?limit=`). */
+export const MAX_AUDIT_PAGE = 500;
 
 /** Framing allowance on top of the morsel size for a morsel PUT body (bytes). */
 export const MORSEL_BODY_SLACK = 64 * KiB;

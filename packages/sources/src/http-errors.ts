@@ -76,6 +76,14 @@ function coded(err: unknown, depth = 0): (Error & { code: string }) | null {
   );
 }
 
+/** The FreeLoaderError with `code` in a cause/aggregate chain, if any. */
+function causeOfCode(err: unknown, code: string, depth = 0): FreeLoaderError | null {
+  if (err instanceof FreeLoaderError && err.code === code) return err;
+  if (!(err instanceof Error) || depth > 5) return null;
+  const inner: unknown = err instanceof AggregateError ? (err.errors as unknown[])[0] : err.cause;
+  return causeOfCode(inner, code, depth + 1);
+}
+
 /**
  * Translate a transport error (undici or Node) into a FreeLoaderError naming `where`, which must
  * already be redacted. Aborts pass through untouched so callers see their own reason.
@@ -83,6 +91,9 @@ function coded(err: unknown, depth = 0): (Error & { code: string }) | null {
 export function mapTransportError(err: unknown, where: string, signal?: AbortSignal): unknown {
   if (err instanceof FreeLoaderError) return err;
   if (signal?.aborted) return signal.reason;
+  // A refusal from the source policy's DNS hook, wrapped by the socket or undici on the way.
+  const refused = causeOfCode(err, 'SOURCE_FORBIDDEN');
+  if (refused) return refused;
   const e = coded(err);
   const code = e?.code ?? '';
   const message = e?.message ?? String(err);

@@ -5,9 +5,14 @@ import type { FreeLoaderError } from '@freeloader/protocol';
 import { collect } from './exact-stream.js';
 import { opensslReason } from './http-errors.js';
 import { HttpSource } from './http-source.js';
+import { SourcePolicy } from './source-policy.js';
+import { LOOPBACK_SOURCES } from './test-policy.js';
 import type { SourceOptions } from './source.js';
 import { selfSignedCert } from './test-content.js';
 import { startTestServer, type TestServerOptions } from './test-server.js';
+
+/** The test servers listen on loopback: allowed here on purpose. */
+const LOOPBACK = new SourcePolicy(LOOPBACK_SOURCES);
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -16,7 +21,7 @@ afterEach(async () => {
 
 async function setup(server: TestServerOptions = {}, source: SourceOptions = {}, url?: string) {
   const srv = await startTestServer({ size: 100_000, ...server });
-  const src = new HttpSource(new URL(url ?? srv.url), source);
+  const src = new HttpSource(new URL(url ?? srv.url), { policy: LOOPBACK, ...source });
   cleanup.push(
     () => src.close(),
     () => srv.close(),
@@ -56,7 +61,7 @@ describe('HttpSource failures', () => {
 
   it('unreachable port → SOURCE_UNREACHABLE', async () => {
     const port = await closedPort();
-    const src = new HttpSource(new URL(`http://127.0.0.1:${port}/x`));
+    const src = new HttpSource(new URL(`http://127.0.0.1:${port}/x`), { policy: LOOPBACK });
     cleanup.push(() => src.close());
     await expect(src.probe()).rejects.toMatchObject({
       code: 'SOURCE_UNREACHABLE',
@@ -144,7 +149,7 @@ describe('HttpSource failures', () => {
     const withCreds = new URL(srv.url);
     withCreds.username = 'bob';
     withCreds.password = 's3cret';
-    const authed = new HttpSource(withCreds);
+    const authed = new HttpSource(withCreds, { policy: LOOPBACK });
     cleanup.push(() => authed.close());
     await authed.probe();
     const basic = `Basic ${Buffer.from('bob:s3cret').toString('base64')}`;
@@ -161,7 +166,7 @@ describe('https:// to a plain-HTTP port', () => {
     const srv = await startTestServer({ size: 1000 });
     const url = new URL(srv.url);
     url.protocol = 'https:';
-    const src = new HttpSource(url);
+    const src = new HttpSource(url, { policy: LOOPBACK });
     cleanup.push(
       () => src.close(),
       () => srv.close(),
@@ -197,7 +202,7 @@ describe.skipIf(selfSignedCert() === null)('HttpSource over TLS', () => {
 
   it('reads once the certificate is trusted via `ca`', async () => {
     const srv = await startTestServer({ size: 100_000, tls: true });
-    const src = new HttpSource(new URL(srv.url), { ca: srv.cert! });
+    const src = new HttpSource(new URL(srv.url), { ca: srv.cert!, policy: LOOPBACK });
     cleanup.push(
       () => src.close(),
       () => srv.close(),

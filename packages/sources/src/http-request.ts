@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { FreeLoaderError } from '@freeloader/protocol';
 import { mapTransportError } from './http-errors.js';
+import type { SourcePolicy } from './source-policy.js';
 
 export type Headers = Record<string, string>;
 
@@ -19,6 +20,8 @@ export interface SendOptions {
   /** Redacted name of the source for messages. */
   where: string;
   signal?: AbortSignal | undefined;
+  /** Refuses forbidden IP literals here, on the first hop and every redirect (names: at DNS). */
+  policy: SourcePolicy;
 }
 
 /** Statuses `send` follows (with a Location). */
@@ -37,6 +40,7 @@ export async function send(
   let url = start;
   for (let hop = 0; ; hop++) {
     // URI credentials go to the URI's own origin only, never along a redirect elsewhere.
+    opts.policy.assertUrl(url);
     const auth = basicAuth(url.username !== '' ? url : url.origin === start.origin ? start : null);
     let res: Dispatcher.ResponseData;
     try {

@@ -1,8 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { collect } from './exact-stream.js';
 import { HttpSource } from './http-source.js';
+import { SourcePolicy } from './source-policy.js';
+import { LOOPBACK_SOURCES } from './test-policy.js';
 import type { SourceInfo, SourceOptions } from './source.js';
 import { startTestServer, type TestServerOptions } from './test-server.js';
+
+/** The test servers listen on loopback: allowed here on purpose. */
+const LOOPBACK = new SourcePolicy(LOOPBACK_SOURCES);
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -11,7 +16,7 @@ afterEach(async () => {
 
 async function setup(server: TestServerOptions = {}, source: SourceOptions = {}) {
   const srv = await startTestServer(server);
-  const src = new HttpSource(new URL(srv.url), source);
+  const src = new HttpSource(new URL(srv.url), { policy: LOOPBACK, ...source });
   cleanup.push(
     () => src.close(),
     () => srv.close(),

@@ -22,6 +22,7 @@ import { checkRange } from './range.js';
 import { RangePool } from './range-pool.js';
 import { rangeRead, UNSUITABLE } from './range-read.js';
 import { redactUri } from './uri.js';
+import { SourcePolicy } from './source-policy.js';
 
 /**
  * http/https source over undici keep-alive Pools (one per origin, `connections` sockets each,
@@ -46,6 +47,7 @@ export class HttpSource implements Source {
   private readonly pools = new Map<string, Pool>();
   private readonly poolOptions: Pool.Options;
   private readonly maxRedirects: number;
+  private readonly policy: SourcePolicy;
   private readonly lean: RangePool | null;
   /** Set once the lean client met an answer it leaves to undici; reads in flight finish first. */
   private leanOff = false;
@@ -56,6 +58,7 @@ export class HttpSource implements Source {
     this.uri = url.href;
     this.where = redactUri(url);
     this.maxRedirects = options.maxRedirects ?? 5;
+    this.policy = options.policy ?? SourcePolicy.fromEnv();
     const extraCa = options.ca === undefined ? [] : [options.ca].flat();
     this.poolOptions = {
       connections: options.connections ?? 4,
@@ -64,6 +67,8 @@ export class HttpSource implements Source {
       bodyTimeout: options.bodyIdleTimeoutMs ?? 30_000,
       connect: {
         timeout: options.connectTimeoutMs ?? 10_000,
+        // Every name is resolved through the policy: the address connected to is the one checked.
+        lookup: this.policy.lookup,
         // `ca` replaces the default trust store in Node; extend it instead.
         ...(extraCa.length > 0 ? { ca: [...rootCertificates, ...extraCa] } : {}),
       },
@@ -80,6 +85,7 @@ export class HttpSource implements Source {
               bodyIdleMs: options.bodyIdleTimeoutMs ?? 30_000,
             },
             () => this.closedError(),
+            this.policy.lookup,
           )
         : null;
   }
@@ -113,6 +119,7 @@ export class HttpSource implements Source {
     const out = into ? into.subarray(0, end - start) : Buffer.allocUnsafe(end - start);
     if (this.lean && !this.leanOff && start < end && expect.acceptsRanges) {
       if (this.closed) throw this.closedError();
+      this.policy.assertUrl(this.url);
       const pre = preconditions(expect, true);
       const res = await rangeRead(
         this.lean,
@@ -246,7 +253,14 @@ export class HttpSource implements Source {
   }
 
   private send(method: 'GET' | 'HEAD', headers: Headers, signal?: AbortSignal) {
-    const opts = { method, headers, maxRedirects: this.maxRedirects, where: this.where, signal };
+    const opts = {
+      method,
+      headers,
+      maxRedirects: this.maxRedirects,
+      where: this.where,
+      signal,
+      policy: this.policy,
+    };
     return send((origin) => this.pool(origin), this.url, opts);
   }
 

@@ -12,3 +12,5 @@ export { HttpSource } from './http-source.js';
 export { FileSource } from './file-source.js';
 export { checkRange } from './range.js';
 export { collect } from './exact-stream.js';
+export { SourcePolicy, SOURCE_ALLOW_ENV, parseAllowList, type Resolve } from './source-policy.js';
+export { forbiddenKind, type AddressKind } from './address-ranges.js';

@@ -1,4 +1,4 @@
-import type { Socket } from 'node:net';
+import type { LookupFunction, Socket } from 'node:net';
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   connectDirect,
@@ -89,6 +89,7 @@ export class RangeConnection {
     private readonly host: string,
     private readonly port: number,
     private readonly timeouts: RangeTimeouts,
+    private readonly lookup?: LookupFunction,
   ) {}
 
   /** Whether the socket carried an earlier exchange (a stale keep-alive may fail at once). */
@@ -138,6 +139,7 @@ export class RangeConnection {
       onBody: (n) => this.onBody(n),
       onBytes: (chunk) => this.onBytes(chunk),
       isCurrent: (s) => this.socket === s,
+      ...(this.lookup ? { lookup: this.lookup } : {}),
     });
     socket.on('connect', () => {
       if (this.socket !== socket) return;

@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import { RangeConnection, type RangeTimeouts } from './range-connection.js';
 
 /**
@@ -24,6 +25,8 @@ export class RangePool {
     private readonly max: number,
     private readonly timeouts: RangeTimeouts,
     private readonly closedError: () => Error,
+    /** DNS for new connections (the source policy's checking lookup). */
+    private readonly lookup?: LookupFunction,
   ) {}
 
   /** A connection of one's own until {@link release}; waits while `max` are busy. */
@@ -78,7 +81,7 @@ export class RangePool {
   }
 
   private fresh(): RangeConnection {
-    const c = new RangeConnection(this.host, this.port, this.timeouts);
+    const c = new RangeConnection(this.host, this.port, this.timeouts, this.lookup);
     this.all.add(c);
     return c;
   }

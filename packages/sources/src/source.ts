@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { SourcePolicy } from './source-policy.js';
 
 /**
  * What a probe learns about a source object. It is also the expectation every later read is
@@ -21,7 +22,8 @@ export interface SourceInfo {
 /**
  * A dataset source FreeLoader imports from. One instance per URI; it may hold pooled
  * connections, so call `close()` when done. Errors are FreeLoaderErrors:
- * SOURCE_UNREACHABLE, SOURCE_ERROR, SOURCE_CHANGED, RANGE_NOT_SUPPORTED, TIMEOUT.
+ * SOURCE_UNREACHABLE, SOURCE_ERROR, SOURCE_CHANGED, RANGE_NOT_SUPPORTED, TIMEOUT, and
+ * SOURCE_FORBIDDEN when the source policy refuses the address connected to.
  * An aborted signal rejects with the signal's reason, untranslated.
  */
 export interface Source {
@@ -78,4 +80,9 @@ export interface SourceOptions {
   ca?: string | Buffer | Array<string | Buffer>;
   /** Accept file:// URIs (agents reading local disks; never for URIs from remote users). */
   allowFile?: boolean;
+  /**
+   * Which addresses network sources may connect to (default: {@link SourcePolicy.fromEnv}, i.e.
+   * no loopback, private, link-local … addresses unless `FREELOADER_SOURCE_ALLOW` names them).
+   */
+  policy?: SourcePolicy;
 }

@@ -6,3 +6,4 @@ export {
   type TestServerOptions,
 } from './test-server.js';
 export { generateContent, selfSignedCert, type TestCert } from './test-content.js';
+export { LOOPBACK_SOURCES } from './test-policy.js';

@@ -13,6 +13,8 @@ import postgresPlugin from './plugins/postgres.js';
 import swaggerPlugin from './plugins/swagger.js';
 import throughputPlugin from './plugins/throughput.js';
 import agentsRepo from './repositories/agents.js';
+import auditRepo from './repositories/audit.js';
+import auditHook from './auth/audit-hook.js';
 import jobsRepo from './repositories/jobs.js';
 import ratesRepo from './repositories/rates.js';
 import joinTokensRepo from './repositories/join-tokens.js';
@@ -26,6 +28,7 @@ import softStatePlugin, { type SoftStatePluginOptions } from './soft-state-plugi
 import deadDonorWatch from './imports/dead-donor-watch.js';
 import donorLoss from './placement/donor-loss.js';
 import repairPlugin from './repair/plugin.js';
+import sourcePolicy from './placement/source-policy.js';
 import cacheRoom from './prefix/cache-room.js';
 import prefixCaching from './prefix/plugin.js';
 import historyPlugin from './history/plugin.js';
@@ -104,10 +107,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       reservationsRepo,
       jobsRepo,
       ratesRepo,
+      auditRepo,
       signingKeys,
     ]) {
       await app.register(repo);
     }
+    await app.register(sourcePolicy);
     await app.register(softStatePlugin, { clock: opts.clock, timers: opts.timers });
     await app.register(throughputPlugin);
     await app.register(donorLoss);
@@ -118,6 +123,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(historyPlugin, { timers: opts.timers });
     await app.register(jobSweeps, { timers: opts.timers });
     await app.register(authPlugin);
+    await app.register(auditHook);
     await app.register(api, { prefix: '/api/v1' });
     await app.register(consolePlugin);
     await app.ready();

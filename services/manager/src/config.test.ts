@@ -23,6 +23,7 @@ describe('loadConfig', () => {
       staleAfterMs: STALE_AFTER_MS,
       logLevel: 'info',
       allowFileUris: false,
+      sourceAllow: [],
     });
     expect(c.databaseUrl).toBeUndefined();
     // Not pinned: the manager picks 7432 or a free port when it starts (db/embedded-port.ts).
@@ -44,6 +45,7 @@ describe('loadConfig', () => {
       JOB_RETENTION_MS: '86400000',
       LOG_LEVEL: 'DEBUG',
       FREELOADER_ALLOW_FILE_URIS: 'true',
+      FREELOADER_SOURCE_ALLOW: 'data.lab, 10.0.0.0/8',
       CONSOLE_DIR: '/srv/console',
       REPLICAS_DEFAULT: '3',
     });
@@ -64,6 +66,7 @@ describe('loadConfig', () => {
       jobRetentionMs: 86_400_000,
       logLevel: 'debug',
       allowFileUris: true,
+      sourceAllow: ['data.lab', '10.0.0.0/8'],
       consoleDir: '/srv/console',
       replicasDefault: 3,
     });
@@ -89,6 +92,7 @@ describe('loadConfig', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ FREELOADER_ALLOW_FILE_URIS: 'maybe' }, 'FREELOADER_ALLOW_FILE_URIS'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ FREELOADER_SOURCE_ALLOW: '10.0.0.0/33' }, 'FREELOADER_SOURCE_ALLOW'],
     [{ STALE_AFTER_MS: '5000', DEAD_AFTER_MS: '5000' }, 'DEAD_AFTER_MS'],
     [{ REPLICAS_DEFAULT: '0' }, 'REPLICAS_DEFAULT'],
     [{ REPLICAS_DEFAULT: '17' }, 'REPLICAS_DEFAULT'],

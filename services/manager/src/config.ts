@@ -15,6 +15,7 @@ import {
   MAX_REPLICAS,
   STALE_AFTER_MS,
 } from '@freeloader/protocol';
+import { parseAllowList, SOURCE_ALLOW_ENV } from '@freeloader/sources';
 
 const Port = Type.Integer({ minimum: 0, maximum: 65535 });
 const Millis = Type.Integer({ minimum: 1, maximum: 7 * 24 * 3600 * 1000 });
@@ -57,6 +58,12 @@ export const ConfigSchema = Type.Object({
   jobRetentionMs: Type.Integer({ minimum: 1, maximum: 3650 * 24 * 3600 * 1000 }),
   logLevel: LogLevel,
   allowFileUris: Type.Boolean(),
+  /**
+   * Hosts and CIDRs sources may reach although they are loopback, private, link-local … (the
+   * manager's probes, and the agents, who receive it with every heartbeat). The admin's setting
+   * (`PUT /api/v1/settings/sources`) adds to it.
+   */
+  sourceAllow: Type.Array(Type.String({ minLength: 1 })),
   consoleDir: Type.Optional(Type.String({ minLength: 1 })),
   /** Copies of each morsel for an import that names neither `replicas` nor `availability`. */
   replicasDefault: Type.Integer({ minimum: 1, maximum: MAX_REPLICAS }),
@@ -82,6 +89,7 @@ const ENV_KEYS: Record<keyof Config, string> = {
   jobRetentionMs: 'JOB_RETENTION_MS',
   logLevel: 'LOG_LEVEL',
   allowFileUris: 'FREELOADER_ALLOW_FILE_URIS',
+  sourceAllow: SOURCE_ALLOW_ENV,
   consoleDir: 'CONSOLE_DIR',
   replicasDefault: 'REPLICAS_DEFAULT',
 };
@@ -101,6 +109,7 @@ const DEFAULTS = {
   logLevel: 'info',
   allowFileUris: false,
   replicasDefault: DEFAULT_REPLICAS,
+  sourceAllow: [],
 } satisfies Partial<Config>;
 
 /** Numbers and booleans arrive as text; anything unparsable is kept as text so the check names it. */
@@ -140,6 +149,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     jobRetentionMs: num(env.JOB_RETENTION_MS),
     logLevel: str(env.LOG_LEVEL)?.toLowerCase(),
     allowFileUris: bool(env.FREELOADER_ALLOW_FILE_URIS),
+    sourceAllow: str(env[SOURCE_ALLOW_ENV])?.split(','),
     consoleDir: str(env.CONSOLE_DIR),
     replicasDefault: num(env.REPLICAS_DEFAULT),
   };
@@ -171,6 +181,13 @@ export function loadConfig(
     (e) => `${ENV_KEYS[e.path.slice(1) as keyof Config] ?? e.path}: ${e.message}`,
   );
   const config = candidate as Config;
+  if (problems.length === 0) {
+    try {
+      config.sourceAllow = parseAllowList(config.sourceAllow);
+    } catch (e) {
+      problems.push(`${SOURCE_ALLOW_ENV}: ${(e as Error).message}`);
+    }
+  }
   if (problems.length === 0 && config.deadAfterMs <= config.staleAfterMs) {
     problems.push('DEAD_AFTER_MS: must be greater than STALE_AFTER_MS');
   }

@@ -1,5 +1,6 @@
 import type { DatasetMap } from '@freeloader/protocol';
 import { openSource, type Source } from '@freeloader/sources';
+import { OWN_READS_POLICY } from './own-reads-policy.js';
 
 /**
  * The source is the durable copy: when no donor can deliver a morsel, read it by Range from the
@@ -14,7 +15,7 @@ export function sourceFallback(map: DatasetMap): {
   let source: Source | undefined;
   return {
     read: (start, end) => {
-      source ??= openSource(sourceUri, { connections: 2 });
+      source ??= openSource(sourceUri, { connections: 2, policy: OWN_READS_POLICY });
       return source.readRange(start, end, {
         uri: sourceUri,
         size: sizeBytes,

@@ -5,6 +5,7 @@ import {
   type SuffixPlan,
 } from '@freeloader/protocol';
 import { openSource, type Source } from '@freeloader/sources';
+import { OWN_READS_POLICY } from './own-reads-policy.js';
 import { PatchNodeClient } from './suffix-node-client.js';
 import { replannerOf, type Replanner } from './suffix-plan.js';
 
@@ -227,7 +228,7 @@ export class SuffixReader {
   private async fromSource(index: number, length: number, signal?: AbortSignal): Promise<Buffer> {
     const { sourceUri, sizeBytes, etag, lastModified, morselSize } = this.map.dataset;
     if (!sourceUri) throw new FreeLoaderError('UNAVAILABLE', `morsel ${index} has no source`);
-    this.source ??= openSource(sourceUri, { connections: 2 });
+    this.source ??= openSource(sourceUri, { connections: 2, policy: OWN_READS_POLICY });
     const start = index * morselSize;
     const info = { uri: sourceUri, size: sizeBytes, etag, lastModified, acceptsRanges: true };
     return this.source.readRange(start, start + length, info, signal);

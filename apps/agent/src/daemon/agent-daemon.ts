@@ -11,6 +11,7 @@ import {
   type LeaveProgress,
   isFreeLoaderError,
 } from '@freeloader/protocol';
+import { SourcePolicy } from '@freeloader/sources';
 import { ManagerClient } from '../manager-client.js';
 import { buildMorselService, listenMorselService } from '../service/morsel-service.js';
 import { deleteJobHandler } from '../jobs/delete-job.js';
@@ -63,6 +64,11 @@ export interface AgentOptions {
   heartbeatIntervalMs?: number;
   /** Accept file:// sources in import jobs (the manager must allow them too). */
   allowFileUris?: boolean;
+  /**
+   * Hosts and CIDRs sources may reach although loopback, private … (`FREELOADER_SOURCE_ALLOW`);
+   * the manager's list, from every heartbeat, is added to it.
+   */
+  sourceAllow?: readonly string[];
   /** Owner idle time from the host (the tray's powerMonitor); default: the platform's. */
   idleSource?: OwnerIdleSource;
   /** Machine measurements for the governor; default systeminformation. */
@@ -107,6 +113,11 @@ export class AgentDaemon extends EventEmitter {
   /** Morsels this donor dropped (scrub, start-up check), until the manager has them. */
   readonly faults: FaultReporter;
   private diskFullWatch: NodeJS.Timeout | undefined;
+  /**
+   * Where imports and patch downloads may connect: checked here on every connection, whatever
+   * the manager asked for.
+   */
+  readonly sourcePolicy: SourcePolicy;
   private servedBytes = 0;
   private lastBeat = { at: performance.now(), served: 0 };
   private reconciled = false;
@@ -137,6 +148,7 @@ export class AgentDaemon extends EventEmitter {
       governorFile,
     );
     this.manager = new ManagerClient(opts.managerUrl);
+    this.sourcePolicy = new SourcePolicy(opts.sourceAllow ?? []);
     this.heartbeat = new HeartbeatLoop({
       manager: this.manager,
       body: () => this.heartbeatBody(),
@@ -195,6 +207,7 @@ export class AgentDaemon extends EventEmitter {
       managerPublicKey: () => this.identity?.managerPublicKey,
       log: this.log,
       allowFileUris: opts.allowFileUris ?? false,
+      sourcePolicy: this.sourcePolicy,
       onServed: (bytes) => {
         this.servedBytes += bytes;
       },
@@ -221,6 +234,7 @@ export class AgentDaemon extends EventEmitter {
           store,
           agentId: () => this.identity!.agentId,
           allowFileUris: opts.allowFileUris ?? false,
+          sourcePolicy: this.sourcePolicy,
           admit,
         }),
         delete: deleteJobHandler(store),
@@ -368,8 +382,18 @@ export class AgentDaemon extends EventEmitter {
   }
 
   /** The manager answered a heartbeat: reconcile once, then take jobs when some are pending. */
+  /** The manager's allow list; a malformed one is logged and the last good one kept. */
+  private adoptSourceAllow(entries: readonly string[]): void {
+    try {
+      this.sourcePolicy.setShared(entries);
+    } catch (e) {
+      this.log.warn({ err: errText(e) }, "ignoring the manager's source allow list");
+    }
+  }
+
   private async onHeartbeatAnswer(res: HeartbeatResponse): Promise<void> {
     this.diagnostics.ensure();
+    this.adoptSourceAllow(res.sourceAllow ?? []);
     if (!this.reconciled) {
       // Reconcile before taking jobs, so a fresh import is never mistaken for a leftover.
       this.reconciled = true;

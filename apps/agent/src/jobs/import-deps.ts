@@ -1,4 +1,5 @@
 import type { AdmitTransfer } from '../governor/governance.js';
+import type { SourcePolicy } from '@freeloader/sources';
 import type { MorselStore } from '../store/store.js';
 
 /** Range requests in flight per importing donor: enough to hide the source's round trip. */
@@ -9,6 +10,8 @@ export interface ImportDeps {
   store: MorselStore;
   agentId: () => string;
   allowFileUris?: boolean;
+  /** Which addresses the source may be fetched from (checked on every connection). */
+  sourcePolicy: SourcePolicy;
   /** The governor's admission: source reads wait their turn, and wait out pauses. */
   admit?: AdmitTransfer;
 }

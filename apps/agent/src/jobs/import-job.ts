@@ -21,6 +21,7 @@ export function importJobHandler(deps: ImportDeps): JobHandler {
     const source = openSource(payload.source.uri, {
       connections: IMPORT_CONCURRENCY,
       allowFile: deps.allowFileUris ?? false,
+      policy: deps.sourcePolicy,
     });
     const expect: SourceInfo = { ...payload.source };
     try {

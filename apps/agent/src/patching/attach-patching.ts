@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
+import type { SourcePolicy } from '@freeloader/sources';
 import type { AdmitTransfer } from '../governor/governance.js';
 import type { ManagerClient } from '../manager-client.js';
 import { PatchRegistry } from './patch-registry.js';
@@ -12,6 +13,8 @@ export interface AttachPatchingOptions {
   managerPublicKey: () => string | undefined;
   log: Logger;
   allowFileUris?: boolean;
+  /** Which addresses patch downloads may fetch from. */
+  sourcePolicy: SourcePolicy;
   /** Bytes served to clients (the governor counts them like morsel reads). */
   onServed?: (bytes: number) => void;
   /** The governor: patched morsels are served paced, source downloads admitted. */
@@ -35,6 +38,7 @@ export function attachPatching(
     agentId: opts.agentId,
     log: opts.log,
     allowFileUris: opts.allowFileUris,
+    sourcePolicy: opts.sourcePolicy,
     ...(opts.admit ? { admit: opts.admit } : {}),
   });
   registerPatchRoutes(service, {

@@ -4,6 +4,7 @@ import type { AdmitTransfer } from '../governor/governance.js';
 import type { ManagerClient } from '../manager-client.js';
 import { PeerClient } from './peer-client.js';
 import { PatchSession } from './patch-session.js';
+import type { SourcePolicy } from '@freeloader/sources';
 
 /** Memory a patching node gives one session (bytes): seed 002 kept requests ≤ 256 MB for this. */
 export const PATCH_BUDGET_BYTES = Number(process.env.FREELOADER_PATCH_BUDGET ?? 512 * MiB);
@@ -17,6 +18,7 @@ export interface PatchRegistryDeps {
   agentId: () => string | undefined;
   log: Logger;
   allowFileUris?: boolean;
+  sourcePolicy: SourcePolicy;
   budgetBytes?: number;
   idleMs?: number;
   admit?: AdmitTransfer;
@@ -100,6 +102,7 @@ export class PatchRegistry {
       log: this.deps.log,
       budgetBytes: this.deps.budgetBytes ?? PATCH_BUDGET_BYTES,
       allowFileUris: this.deps.allowFileUris,
+      sourcePolicy: this.deps.sourcePolicy,
       ...(this.deps.admit ? { admit: this.deps.admit } : {}),
       onClosed: (sid) => this.forget(sid),
     });

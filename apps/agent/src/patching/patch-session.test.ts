@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MiB, type PatchSessionPlan } from '@freeloader/protocol';
-import { startTestServer, type TestServer } from '@freeloader/sources/testing';
+import { SourcePolicy } from '@freeloader/sources';
+import { LOOPBACK_SOURCES, startTestServer, type TestServer } from '@freeloader/sources/testing';
 import { ManagerClient } from '../manager-client.js';
 import { PatchSession } from './patch-session.js';
 import { PeerClient } from './peer-client.js';
@@ -42,6 +43,8 @@ async function session(budgetBytes: number) {
     peers: new PeerClient(),
     log: pino({ level: 'silent' }),
     budgetBytes,
+    // The source is a test server on loopback, allowed on purpose.
+    sourcePolicy: new SourcePolicy(LOOPBACK_SOURCES),
     onClosed: () => undefined,
   });
   s.start();

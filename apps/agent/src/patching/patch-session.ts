@@ -8,7 +8,7 @@ import {
   type PatchSessionPlan,
 } from '@freeloader/protocol';
 import { patchSessionPath } from '@freeloader/protocol/wire';
-import { openSource, type Source } from '@freeloader/sources';
+import { openSource, type Source, type SourcePolicy } from '@freeloader/sources';
 import type { AdmitTransfer } from '../governor/governance.js';
 import type { ManagerClient } from '../manager-client.js';
 import { Semaphore } from '../client/semaphore.js';
@@ -30,6 +30,8 @@ export interface PatchSessionDeps {
   /** Bytes this node may hold for the session before its download pauses. */
   budgetBytes: number;
   allowFileUris?: boolean;
+  /** Which addresses the source may be fetched from (checked on every connection). */
+  sourcePolicy: SourcePolicy;
   /** The governor's admission for source downloads (paced with serving, held while paused). */
   admit?: AdmitTransfer;
   onClosed: (sessionId: string) => void;
@@ -86,6 +88,7 @@ export class PatchSession {
     this.source = openSource(plan.source.uri, {
       connections: 2,
       allowFile: deps.allowFileUris ?? false,
+      policy: deps.sourcePolicy,
     });
   }
 

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { MiB } from '@freeloader/protocol';
-import { startTestServer, type TestServer } from '@freeloader/sources/testing';
+import { SourcePolicy } from '@freeloader/sources';
+import { LOOPBACK_SOURCES, startTestServer, type TestServer } from '@freeloader/sources/testing';
 import { measureSource } from './source-probe.js';
 
 let srv: TestServer | undefined;
@@ -14,6 +15,8 @@ describe('measureSource', () => {
       width: 2,
       bytes: 8 * MiB,
       requestSizes: [MiB, 4 * MiB],
+      // The test server is on loopback: allowed on purpose.
+      source: { policy: new SourcePolicy(LOOPBACK_SOURCES) },
     });
     expect(m.latencyS).toBeGreaterThanOrEqual(0.25);
     expect(m.rates.map((r) => r.requestSize)).toEqual([MiB, 4 * MiB]);

@@ -13,6 +13,7 @@ import type {
   JoinTokenCreated,
   LoginResponse,
 } from '@freeloader/protocol';
+import { LOOPBACK_SOURCES } from '@freeloader/sources/testing';
 import { ManagerClient } from '../manager-client.js';
 import { exited, freePort, isRunning, spawnCli, waitFor } from './processes.js';
 
@@ -90,6 +91,8 @@ export async function startTestManager(overrides: Partial<Config> = {}): Promise
     embeddedPgPort: await freePort(),
     logLevel: 'silent',
     softStateFlushMs: 500,
+    // The tests' sources are test servers on loopback: allowed here, on purpose.
+    sourceAllow: [...LOOPBACK_SOURCES],
     ...TEST_TIMINGS,
     ...overrides,
   };
@@ -201,7 +204,13 @@ export async function spawnAgent(opts: SpawnAgentOptions): Promise<SpawnedAgent>
     ...(opts.token ? ['--token', opts.token] : []),
     ...(opts.extraArgs ?? []),
   ];
-  const child = spawnCli(args, { LOG_LEVEL: 'info', ...opts.env });
+  // Loopback sources allowed by the agent itself too (the manager's list arrives with the first
+  // heartbeat; a job claimed before must not depend on it).
+  const child = spawnCli(args, {
+    LOG_LEVEL: 'info',
+    FREELOADER_SOURCE_ALLOW: LOOPBACK_SOURCES.join(','),
+    ...opts.env,
+  });
   let stderr = '';
   child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
   child.stdout!.resume();

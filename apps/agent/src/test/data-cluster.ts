@@ -46,9 +46,18 @@ export async function startDataCluster(
     /** Manager settings for this cluster (e.g. short repair thresholds). */
     manager?: Partial<Config>;
     agentArgs?: (i: number) => readonly string[];
+    /** Source allow list of the manager and agents (default: the kits' loopback allowance). */
+    sourceAllow?: readonly string[];
   } = {},
 ): Promise<DataCluster> {
-  const tm = await startTestManager(opts.manager);
+  const sourceEnv =
+    opts.sourceAllow === undefined
+      ? {}
+      : { env: { FREELOADER_SOURCE_ALLOW: opts.sourceAllow.join(',') } };
+  const tm = await startTestManager({
+    ...opts.manager,
+    ...(opts.sourceAllow === undefined ? {} : { sourceAllow: [...opts.sourceAllow] }),
+  });
   const root = await mkdtemp(join(tmpdir(), 'fl-data-'));
   const agents: SpawnedAgent[] = [];
   const agentDirs = Array.from({ length: donors }, (_, i) => join(root, `agent-${i + 1}`));
@@ -63,6 +72,7 @@ export async function startDataCluster(
           quota,
           name: `donor-${i + 1}`,
           extraArgs: opts.agentArgs?.(i) ?? [],
+          ...sourceEnv,
         }),
       );
     }

@@ -20,6 +20,7 @@ const LINKS = [
   { to: '/transfers', label: 'Transfers', admin: false },
   { to: '/cache', label: 'Cache', admin: false },
   { to: '/donors', label: 'Donors', admin: true },
+  { to: '/security', label: 'Security', admin: true },
 ];
 
 const STREAM = {

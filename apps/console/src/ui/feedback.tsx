@@ -8,6 +8,8 @@ const TITLES: Record<string, string> = {
   UNSUPPORTED_SCHEME: 'FreeLoader cannot import from that kind of URI',
   SOURCE_UNREACHABLE: 'The source could not be reached',
   SOURCE_ERROR: 'The source refused the request',
+  SOURCE_FORBIDDEN: 'Sources may not reach that address',
+  RATE_LIMITED: 'Too many attempts; wait a moment',
   NO_DONORS: 'No donor is available',
   NO_SPACE: 'The cache has no room for this dataset',
   ALREADY_EXISTS: 'That name is taken',

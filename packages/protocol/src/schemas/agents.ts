@@ -54,6 +54,11 @@ export const HeartbeatResponse = Type.Object({
   heartbeatIntervalMs: Type.Integer(),
   /** Jobs are waiting for this agent: claim them now rather than at the next poll. */
   jobsPending: Type.Boolean(),
+  /**
+   * Hosts and CIDRs sources may reach although loopback, private … (the manager's
+   * FREELOADER_SOURCE_ALLOW plus the admin's setting); the agent adds its own environment's.
+   */
+  sourceAllow: Type.Optional(Type.Array(Type.String(), { maxItems: 1000 })),
 });
 export type HeartbeatResponse = Static<typeof HeartbeatResponse>;
 

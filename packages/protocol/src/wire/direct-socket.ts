@@ -1,4 +1,4 @@
-import { connect, type Socket } from 'node:net';
+import { connect, type LookupFunction, type Socket } from 'node:net';
 
 export interface DirectSocketOptions {
   host: string;
@@ -16,6 +16,8 @@ export interface DirectSocketOptions {
   onBytes: (chunk: Buffer) => boolean;
   /** Whether this socket is still its owner's current one; a replaced socket's reads are dropped. */
   isCurrent: (socket: Socket) => boolean;
+  /** DNS resolution for the connection (a policy that vets the address); default Node's. */
+  lookup?: LookupFunction;
 }
 
 /**
@@ -35,6 +37,7 @@ export function connectDirect(opts: DirectSocketOptions): Socket {
     host: opts.host,
     port: opts.port,
     noDelay: true,
+    ...(opts.lookup ? { lookup: opts.lookup } : {}),
     onread: {
       buffer: () => (target = opts.bodyTarget()) ?? reused,
       callback: (n: number, buf: Uint8Array) => {

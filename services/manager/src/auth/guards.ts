@@ -1,5 +1,11 @@
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type {
+  FastifyReply,
+  FastifyRequest,
+  preHandlerAsyncHookHandler,
+  RouteOptions,
+} from 'fastify';
 import fp from 'fastify-plugin';
+import { LoginThrottle } from './login-throttle.js';
 import { CSRF_HEADER, FreeLoaderError, type Role, type UserView } from '@freeloader/protocol';
 
 /** Name of the httpOnly session cookie the console uses. */
@@ -16,6 +22,10 @@ declare module 'fastify' {
     agent: { id: string } | null;
     /** The session token that authenticated `user` (for logout). */
     sessionToken: string | null;
+  }
+  interface FastifyInstance {
+    /** Failed-login counts per address and user name (see LoginThrottle). */
+    loginThrottle: LoginThrottle;
   }
 }
 
@@ -82,29 +92,54 @@ async function authenticate(req: FastifyRequest, allow: { user: boolean; agent: 
   );
 }
 
+/** Every guard this file made; routes name them as `preHandler`, the app runs them earlier. */
+const GUARDS = new WeakSet<object>();
+
+function guard(fn: preHandlerAsyncHookHandler): preHandlerAsyncHookHandler {
+  GUARDS.add(fn);
+  return fn;
+}
+
 /**
- * preHandler: a signed-in user, with `role` when given (admins pass every role check).
+ * Guard: a signed-in user, with `role` when given (admins pass every role check).
  *
  * @example app.get('/tokens', { preHandler: requireUser('admin') }, handler)
  */
 export function requireUser(role?: Role): preHandlerAsyncHookHandler {
-  return async (req: FastifyRequest, _reply: FastifyReply) => {
+  return guard(async (req: FastifyRequest, _reply: FastifyReply) => {
     await authenticate(req, { user: true, agent: false });
     if (role && req.user!.role !== role && req.user!.role !== 'admin') {
       throw new FreeLoaderError('FORBIDDEN', `this needs the ${role} role`);
     }
-  };
+  });
 }
 
-/** preHandler: an enrolled, unrevoked agent. */
-export const requireAgent: preHandlerAsyncHookHandler = async (req) => {
+/** Guard: an enrolled, unrevoked agent. */
+export const requireAgent: preHandlerAsyncHookHandler = guard(async (req) => {
   await authenticate(req, { user: false, agent: true });
-};
+});
 
-/** preHandler: either a signed-in user or an agent. */
-export const requireUserOrAgent: preHandlerAsyncHookHandler = async (req) => {
+/** Guard: either a signed-in user or an agent. */
+export const requireUserOrAgent: preHandlerAsyncHookHandler = guard(async (req) => {
   await authenticate(req, { user: true, agent: true });
-};
+});
+
+type Hook = RouteOptions['preHandler'];
+const list = (h: Hook | RouteOptions['preValidation']): unknown[] =>
+  h === undefined ? [] : Array.isArray(h) ? [...(h as unknown[])] : [h];
+
+/**
+ * Move a route's guards from `preHandler` to `preValidation`, ahead of its other hooks there:
+ * Fastify validates the body before preHandler, so an anonymous request with a bad body would
+ * learn the schema's complaint instead of 401. Routes keep writing `preHandler: requireUser()`.
+ */
+export function authenticateBeforeValidation(route: RouteOptions): void {
+  const pre = list(route.preHandler);
+  const guards = pre.filter((h) => typeof h === 'function' && GUARDS.has(h));
+  if (guards.length === 0) return;
+  route.preHandler = pre.filter((h) => !guards.includes(h)) as Hook;
+  route.preValidation = [...guards, ...list(route.preValidation)] as RouteOptions['preValidation'];
+}
 
 /** Who is calling, for capability subjects and logs. */
 export function principalOf(req: FastifyRequest): string {
@@ -117,6 +152,8 @@ export default fp(
     app.decorateRequest('user', null);
     app.decorateRequest('agent', null);
     app.decorateRequest('sessionToken', null);
+    app.addHook('onRoute', authenticateBeforeValidation);
+    app.decorate('loginThrottle', new LoginThrottle());
   },
   { name: 'auth', dependencies: ['cookie'] },
 );

@@ -48,3 +48,19 @@ export default fp(
   },
   { name: 'signing-keys', dependencies: ['postgres', 'migrations'] },
 );
+
+const SOURCE_ALLOW = 'source_allow';
+
+/** The admin's source allow list (hosts and CIDRs; empty when never set). */
+export async function getSourceAllow(db: Queryable): Promise<string[]> {
+  return (await getSetting<string[]>(db, SOURCE_ALLOW)) ?? [];
+}
+
+/** Replace the admin's source allow list (entries already vetted). */
+export async function putSourceAllow(db: Queryable, entries: readonly string[]): Promise<void> {
+  await db.query(
+    `INSERT INTO settings (key, value) VALUES ($1, $2)
+     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
+    [SOURCE_ALLOW, JSON.stringify(entries)],
+  );
+}

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FreeLoaderEvent } from '@freeloader/protocol';
 import { setPlacement } from '../repositories/placement.js';
 import { startHarness, type Harness } from '../test/harness.js';
+import { LOOPBACK_SOURCES } from '@freeloader/sources/testing';
 
 let h: Harness;
 let admin: string;
@@ -124,7 +125,12 @@ describe('heartbeat', () => {
     const agent = await h.enroll();
     const res = await heartbeat(agent.auth);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ heartbeatIntervalMs: 5000, jobsPending: false });
+    // The manager hands its source allow list (here the harness's loopback) to its agents.
+    expect(res.json()).toEqual({
+      heartbeatIntervalMs: 5000,
+      jobsPending: false,
+      sourceAllow: [...LOOPBACK_SOURCES],
+    });
     await h.app.jobsRepo.enqueue({ kind: 'import', agentId: agent.agentId });
     expect((await heartbeat(agent.auth)).json().jobsPending).toBe(true);
   });

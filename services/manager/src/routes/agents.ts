@@ -110,6 +110,7 @@ const agents: FastifyPluginAsyncTypebox = async (app) => {
       return {
         heartbeatIntervalMs: app.config.heartbeatIntervalMs,
         jobsPending: await app.jobsRepo.hasPending(agentId),
+        sourceAllow: (await app.sourcePolicy.current()).entries(),
       };
     },
   );

@@ -20,14 +20,26 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['auth'],
         summary: 'Log in; the session token is returned and set as the fl_session cookie',
         body: LoginRequest,
-        response: { 200: LoginResponse, 400: E, 401: E, 500: E },
+        response: { 200: LoginResponse, 400: E, 401: E, 429: E, 500: E },
       },
     },
     async (req, reply) => {
+      try {
+        app.loginThrottle.check(req.body.username, req.ip);
+      } catch (e) {
+        const retryAfterS = (e as FreeLoaderError).details?.retryAfterS;
+        if (typeof retryAfterS === 'number') reply.header('retry-after', String(retryAfterS));
+        throw e;
+      }
       const user = await app.usersRepo.findByUsername(req.body.username);
       // Hash even for unknown users, so response time does not reveal which names exist.
       const ok = await verifyPassword(req.body.password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
-      if (!user || !ok) throw new FreeLoaderError('BAD_CREDENTIALS', 'wrong username or password');
+      if (!user || !ok) {
+        app.loginThrottle.failed(req.body.username, req.ip);
+        throw new FreeLoaderError('BAD_CREDENTIALS', 'wrong username or password');
+      }
+      // The audit log's actor for this request.
+      req.user = { id: user.id, username: user.username, role: user.role };
       const session = await app.usersRepo.createSession(user.id, SESSION_TTL_S);
       reply.setCookie(SESSION_COOKIE, session.token, {
         httpOnly: true,

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import agents from './agents.js';
+import audit from './audit.js';
 import auth from './auth.js';
 import datasets from './datasets.js';
 import datasetViews from './dataset-views.js';
@@ -18,6 +19,7 @@ import relocation from '../relocation/routes.js';
 import repair from '../repair/routes.js';
 import prefixRoutes from '../prefix/routes.js';
 import reservations from './reservations.js';
+import settings from './settings.js';
 import tokens from './tokens.js';
 import transfers from './transfers.js';
 import users from './users.js';
@@ -47,6 +49,8 @@ const api: FastifyPluginAsync = async (app) => {
     importControl,
     cacheLog,
     history,
+    audit,
+    settings,
   ]) {
     await app.register(routes);
   }

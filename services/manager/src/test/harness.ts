@@ -2,6 +2,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import type { EnrollResponse, Role } from '@freeloader/protocol';
 import { buildApp, type BuildOptions } from '../app.js';
 import { createUser } from '../bootstrap.js';
+import { LOOPBACK_SOURCES } from '@freeloader/sources/testing';
 import { loadConfig, type Config } from '../config.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 
@@ -28,7 +29,14 @@ export async function startHarness(
   const db = await createTestDatabase(adminUrl);
   const config = loadConfig(
     {},
-    { databaseUrl: db.url, logLevel: 'silent', home: '/nonexistent', ...overrides },
+    {
+      databaseUrl: db.url,
+      logLevel: 'silent',
+      home: '/nonexistent',
+      // The tests' sources are test servers on loopback: allowed here, on purpose.
+      sourceAllow: [...LOOPBACK_SOURCES],
+      ...overrides,
+    },
   );
   const app = await buildApp(config, { timers: false, ...opts });
   const call: Harness['call'] = (o) => app.inject(o);

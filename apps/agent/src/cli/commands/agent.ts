@@ -10,7 +10,7 @@ import type { AgentDaemon } from '../../daemon/agent-daemon.js';
 import { createLogger } from '../logger.js';
 import { defaultManagerUrl } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';
-import { fileUrisAllowed } from '@freeloader/sources';
+import { fileUrisAllowed, parseAllowList, SOURCE_ALLOW_ENV } from '@freeloader/sources';
 import { AgentHost } from '../../daemon/agent-host.js';
 import { DEFAULT_SETTINGS_PORT } from '../../control-api/settings-server.js';
 import type { ScrubSettings } from '../../store/scrub-rate.js';
@@ -91,6 +91,7 @@ export function registerAgent(program: Command): void {
           // file:// import that every donor then refuses.
           allowFileUris: fileUrisAllowed(),
           ...scrubOption(opts),
+          sourceAllow: parseAllowList(process.env[SOURCE_ALLOW_ENV]),
           logger,
         },
         settings: opts.settings === false ? false : parseListen(opts.settings, '--settings'),

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { SOURCE_ALLOW_ENV } from '@freeloader/sources';
 import { type AgentView, type JoinTokenCreated, type LoginResponse } from '@freeloader/protocol';
 import { identityPath } from '../../state/identity.js';
 import { ManagerClient } from '../../manager-client.js';
@@ -9,6 +10,7 @@ import { requireManagerInstalled } from '../manager-package.js';
 import { adminPasswordPath, freeloaderHome } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { SupervisedChild } from '../supervised-child.js';
+import { demoSourceEnv } from './demo-sources.js';
 
 /** How long the manager (embedded PostgreSQL included) may take to come up (milliseconds). */
 const MANAGER_READY_TIMEOUT_MS = 60_000;
@@ -98,7 +100,7 @@ class LocalCluster {
     this.manager = new SupervisedChild(
       'manager',
       ['manager', '--listen', `127.0.0.1:${Number(this.opts.port)}`, '--home', home],
-      { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+      { LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', ...demoSourceEnv() },
     );
     const ready = await this.manager.waitForLine(/^manager: (\S+) /, MANAGER_READY_TIMEOUT_MS);
     const url = ready[1]!;
@@ -125,12 +127,17 @@ class LocalCluster {
         `FreeLoader local cluster is up (${count} agents, ready in ${seconds} s)`,
         hasConsole ? `  console:  ${url}/` : '  console:  not built (`npm run build` builds it)',
         `  API docs: ${url}/docs`,
-        `  admin:    user "admin", password "${password}"`,
+        // A redirected log keeps what it is given: the password only on a terminal.
+        process.stdout.isTTY
+          ? `  admin:    user "admin", password "${password}"`
+          : `  admin:    user "admin", password in ${adminPasswordPath({ FREELOADER_HOME: home })}`,
         `  CLI:      FREELOADER_MANAGER=${url} npx freeloader ls`,
         this.opts.governor
           ? '  governor: agents throttle on machine load (--governor), also on one another'
           : '  governor: load throttling off, so the agents on this one machine do not throttle ' +
             'one another (--governor turns it on)',
+        `  sources:  loopback sources are allowed for the demo (${SOURCE_ALLOW_ENV}=` +
+          `${demoSourceEnv()[SOURCE_ALLOW_ENV]}); a real manager refuses them unless an admin allows them`,
         'Press Ctrl-C to stop.',
       ].join('\n'),
     );
@@ -166,6 +173,7 @@ class LocalCluster {
         new SupervisedChild(name, args, {
           LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
           ...agentGovernorEnv(this.opts.governor),
+          ...demoSourceEnv(),
           ...(token ? { FREELOADER_JOIN_TOKEN: token } : {}),
         }),
       );

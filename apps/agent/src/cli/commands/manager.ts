@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { importManager } from '../manager-package.js';
-import { freeloaderHome } from '../paths.js';
+import { adminPasswordPath, freeloaderHome } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { parseListen } from './listen.js';
 
@@ -27,7 +27,14 @@ export function registerManager(program: Command): void {
       });
       console.error(`manager: ${manager.url} (API docs at ${manager.url}/docs)`);
       if (manager.adminPassword) {
-        console.error(`first start: admin password is ${manager.adminPassword} (shown once)`);
+        // A redirected log keeps the password for anyone who reads it later: only a terminal
+        // sees it; the 0600 file always has it.
+        const file = adminPasswordPath({ FREELOADER_HOME: opts.home });
+        console.error(
+          process.stderr.isTTY && process.stdout.isTTY
+            ? `first start: admin password is ${manager.adminPassword} (shown once; also in ${file})`
+            : `first start: admin password written to ${file} (mode 0600)`,
+        );
       }
       await runUntilSignal(async () => {
         await manager.close();

@@ -7,6 +7,7 @@ import {
   type SourceStatsView,
 } from '@freeloader/protocol';
 import { measureSource } from '../../patching/source-probe.js';
+import { OWN_READS_POLICY } from '../../client/own-reads-policy.js';
 import { defaultManagerUrl } from '../paths.js';
 import { userClient } from '../session.js';
 
@@ -33,6 +34,7 @@ export function registerSource(program: Command): void {
         const m = await measureSource(uri, {
           width: Number(opts.width),
           bytes: parseSize(opts.bytes),
+          source: { policy: OWN_READS_POLICY },
           onTrial: (r) =>
             console.error(`  request ${formatSize(r.requestSize).padStart(9)}: ${rate(r.rate)}`),
         });

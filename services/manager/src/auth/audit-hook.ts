@@ -1,0 +1,110 @@
+import type { FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { AuditAction } from '@freeloader/protocol';
+import { redactUri } from '@freeloader/sources';
+import type { AuditRecord } from '../repositories/audit.js';
+
+type Body = Record<string, unknown> | undefined;
+type Params = Record<string, string> | undefined;
+
+interface Audited {
+  action: AuditAction;
+  /** What was acted on, from the request (never a secret). */
+  target: (params: Params, body: Body) => string | null;
+  details?: (body: Body) => Record<string, unknown>;
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/**
+ * The routes the audit log records, by method and route pattern. One table instead of a call in
+ * every handler: a route added later is audited by adding its line here.
+ */
+const AUDITED: Record<string, Audited> = {
+  'POST /api/v1/datasets': {
+    action: 'dataset.import',
+    target: (_p, b) => str(b?.name) ?? redactUri(str(b?.uri) ?? ''),
+    details: (b) => ({ uri: redactUri(str(b?.uri) ?? '') }),
+  },
+  'DELETE /api/v1/datasets/:id': { action: 'dataset.delete', target: (p) => p?.id ?? null },
+  'POST /api/v1/tokens': {
+    action: 'token.create',
+    target: (_p, b) => str(b?.note),
+    details: (b) => ({ maxUses: b?.maxUses ?? 1, ttlSeconds: b?.ttlSeconds ?? null }),
+  },
+  'DELETE /api/v1/tokens/:id': { action: 'token.revoke', target: (p) => p?.id ?? null },
+  'DELETE /api/v1/agents/:id': { action: 'agent.revoke', target: (p) => p?.id ?? null },
+  'POST /api/v1/users': {
+    action: 'user.create',
+    target: (_p, b) => str(b?.username),
+    details: (b) => ({ role: b?.role ?? 'scientist' }),
+  },
+  'PUT /api/v1/settings/sources': {
+    action: 'settings.sources',
+    target: () => 'source allow list',
+    details: (b) => ({ allow: b?.allow ?? [] }),
+  },
+};
+
+const LOGIN = 'POST /api/v1/auth/login';
+
+/**
+ * The audit row for a finished request, or null when it is not audited: audited routes when
+ * they succeeded (2xx; a dry-run import answers 200 and is not an import) or were refused to
+ * an authenticated caller (403), and every login (succeeded, failed, rate-limited).
+ */
+export function auditRecordOf(
+  key: string,
+  status: number,
+  req: Pick<FastifyRequest, 'user' | 'agent' | 'ip' | 'body' | 'params'>,
+): AuditRecord | null {
+  const body = (req.body ?? undefined) as Body;
+  const who = {
+    userId: req.user?.id ?? null,
+    agentId: req.agent?.id ?? null,
+    address: req.ip,
+  };
+  if (key === LOGIN) {
+    const action: AuditAction | null =
+      status === 200
+        ? 'login.succeeded'
+        : status === 401
+          ? 'login.failed'
+          : status === 429
+            ? 'login.rate_limited'
+            : null;
+    if (action === null) return null;
+    const name = str(body?.username) ?? '';
+    const outcome = status === 200 ? 'ok' : 'refused';
+    return { ...who, actor: name, action, target: name, outcome };
+  }
+  const audited = AUDITED[key];
+  if (!audited || !(status === 201 || status === 200 || status === 403)) return null;
+  if (key === 'POST /api/v1/datasets' && status === 200) return null;
+  const actor = req.user?.username ?? (req.agent ? `agent ${req.agent.id}` : 'anonymous');
+  return {
+    ...who,
+    actor,
+    action: audited.action,
+    target: audited.target(req.params as Params, body),
+    outcome: status === 403 ? 'refused' : 'ok',
+    details: audited.details?.(body) ?? {},
+  };
+}
+
+/** Writes an audit row after every audited request; a failed write is logged, never thrown. */
+export default fp(
+  async (app) => {
+    app.addHook('onResponse', async (req, reply) => {
+      const key = `${req.method} ${req.routeOptions.url ?? ''}`;
+      const record = auditRecordOf(key, reply.statusCode, req);
+      if (!record) return;
+      try {
+        await app.auditRepo.record(record);
+      } catch (err) {
+        req.log.error({ err, action: record.action }, 'audit log write failed');
+      }
+    });
+  },
+  { name: 'audit-hook', dependencies: ['audit-repo', 'auth'] },
+);
