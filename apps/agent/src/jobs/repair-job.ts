@@ -6,7 +6,7 @@ import {
   type RepairCommitResponse,
   type RepairMorsel,
 } from '@freeloader/protocol';
-import { openSource, type Source } from '@freeloader/sources';
+import { openSource, type Source, type SourcePolicy } from '@freeloader/sources';
 import { DonorPools } from '../client/donor-pool.js';
 import type { AdmitTransfer } from '../governor/governance.js';
 import { TokenBucket } from '../governor/token-bucket.js';
@@ -28,6 +28,10 @@ const FETCH_IN_FLIGHT = 2;
 export interface RepairDeps {
   store: MorselStore;
   manager: ManagerClient;
+  /** Whether `file://` sources may be read (the admin's opt-in, as for imports). */
+  allowFileUris?: boolean;
+  /** Which addresses the source may be fetched from (checked on every connection). */
+  sourcePolicy: SourcePolicy;
   /** The governor's admission: repair is paced with serving and yields to the owner. */
   admit?: AdmitTransfer;
 }
@@ -49,7 +53,11 @@ export function repairJobHandler(deps: RepairDeps): JobHandler {
     const reporter = new ProgressReporter(ctx);
     const fromSource = async (m: RepairMorsel): Promise<Buffer> => {
       if (!p.source) throw new FreeLoaderError('MORSEL_NOT_FOUND', `no copy of morsel ${m.index}`);
-      source ??= openSource(p.source.uri, { connections: 1 });
+      source ??= openSource(p.source.uri, {
+        connections: 1,
+        allowFile: deps.allowFileUris ?? false,
+        policy: deps.sourcePolicy,
+      });
       const start = m.index * p.morselSize;
       return source.readRange(
         start,
