@@ -50,6 +50,23 @@ describe('SoftState', () => {
     ]);
   });
 
+  it('notes each outage a sighting ends, however soon after stale, and hands it over once', () => {
+    const { soft, advance } = setup();
+    soft.record(A, hb); // first sighting since start: no outage known
+    advance(99);
+    soft.record(A, hb); // still live: no outage
+    expect(soft.takeOutages()).toEqual([]);
+    advance(101);
+    soft.record(A, hb); // stale for 1 ms only
+    advance(1_500);
+    soft.record(A, hb); // dead, then back
+    expect(soft.takeOutages()).toEqual([
+      { agentId: A, silentMs: 101 },
+      { agentId: A, silentMs: 1_500 },
+    ]);
+    expect(soft.takeOutages()).toEqual([]);
+  });
+
   it('treats an agent unseen since start as stale, then dead', () => {
     const { soft, advance } = setup();
     expect(soft.stateOf(A)).toBe('stale');

@@ -16,6 +16,16 @@ export interface SoftStateOptions {
   bus?: EventBus;
 }
 
+/** Ended outages kept for {@link SoftState.takeOutages} at most (the oldest go first). */
+const MAX_PENDING_OUTAGES = 1_000;
+
+/** A silence past the stale threshold that a sighting ended. */
+export interface EndedOutage {
+  agentId: string;
+  /** Milliseconds from the last sighting before it to the one that ended it. */
+  silentMs: number;
+}
+
 interface Entry {
   lastSeen: number;
   seenAt: Date;
@@ -43,6 +53,7 @@ export class SoftState {
   private readonly clock: () => number;
   private readonly wallClock: () => Date;
   private readonly startedAt: number;
+  private outages: EndedOutage[] = [];
 
   constructor(private readonly opts: SoftStateOptions) {
     this.clock = opts.clock ?? (() => performance.now());
@@ -54,8 +65,14 @@ export class SoftState {
   record(agentId: string, heartbeat?: Heartbeat): void {
     const previous = this.stateOf(agentId);
     const entry = this.entries.get(agentId);
+    const now = this.clock();
+    // Noted here, not sampled by a later loop: an outage can end well within one of its ticks.
+    if (entry && previous !== 'live') {
+      this.outages.push({ agentId, silentMs: Math.round(now - entry.lastSeen) });
+      if (this.outages.length > MAX_PENDING_OUTAGES) this.outages.shift();
+    }
     const next: Entry = {
-      lastSeen: this.clock(),
+      lastSeen: now,
       seenAt: this.wallClock(),
       heartbeat: heartbeat ?? entry?.heartbeat,
       announced: 'live',
@@ -86,6 +103,16 @@ export class SoftState {
    */
   silentForMs(agentId: string): number {
     return Math.max(0, this.clock() - this.lastSeen(agentId));
+  }
+
+  /**
+   * Outages (silent past stale, then seen again) ended since the last call, oldest first; only
+   * of agents seen since this manager started, whose silence is known.
+   */
+  takeOutages(): EndedOutage[] {
+    const ended = this.outages;
+    this.outages = [];
+    return ended;
   }
 
   heartbeatOf(agentId: string): Heartbeat | undefined {

@@ -27,7 +27,8 @@ afterAll(async () => {
 async function importDataset(name: string, size: number, seed: number) {
   const src = await startTestServer({ size, seed });
   servers.push(src);
-  const d = await c.importAndWait({ uri: src.url, name, width: 3 });
+  // One copy: the test raises n to 2 afterwards so that repair makes the second copy.
+  const d = await c.importAndWait({ uri: src.url, name, width: 3, replicas: 1 });
   expect(d.state).toBe('ready');
   return { src, id: d.id };
 }

@@ -16,7 +16,7 @@ import {
   type JoinTokenCreated,
   type LoginResponse,
 } from '@freeloader/protocol';
-import { startTestServer, type TestServer } from '@freeloader/sources/testing';
+import { LOOPBACK_SOURCES, startTestServer, type TestServer } from '@freeloader/sources/testing';
 import { getDataset } from '../client/get-dataset.js';
 import { ManagerClient } from '../manager-client.js';
 import {
@@ -56,6 +56,8 @@ async function startManagerProcess(): Promise<void> {
       REPAIR_DONOR_RATE: String(2 * MiB),
       REPAIR_AFTER_MS: '60000',
       REPAIR_TICK_MS: '300',
+      // The test's source is on loopback, which the default source policy forbids.
+      FREELOADER_SOURCE_ALLOW: LOOPBACK_SOURCES.join(','),
       LOG_LEVEL: 'warn',
     },
   );
@@ -124,6 +126,9 @@ describe('a manager killed with SIGKILL mid-repair', () => {
       uri: src.url,
       name: 'crash/a.bin',
       width: 3,
+      // One copy now, two wanted below: the second copy is made by repair (imports place
+      // REPLICAS_DEFAULT copies themselves otherwise, leaving repair nothing to do).
+      replicas: 1,
     });
     const id = res.dataset!.id;
     await waitFor(

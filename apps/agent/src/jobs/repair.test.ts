@@ -28,10 +28,11 @@ afterAll(async () => {
   await c?.close();
 });
 
+/** Import one copy (imports place REPLICAS_DEFAULT otherwise): what repair tops up or replaces. */
 async function importDataset(name: string, size: number, seed: number, width: number) {
   const src = await startTestServer({ size, seed });
   servers.push(src);
-  const d = await c.importAndWait({ uri: src.url, name, width });
+  const d = await c.importAndWait({ uri: src.url, name, width, replicas: 1 });
   expect(d.state).toBe('ready');
   return { src, id: d.id };
 }

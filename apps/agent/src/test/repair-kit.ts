@@ -10,7 +10,7 @@ import { internalsOf, waitFor, type TestManager } from './cluster-harness.js';
 
 /** Test helpers for repair (issue 15): copies per morsel, failure classes, raw queue rows. */
 export interface RepairKit {
-  /** Wanted copies of a dataset, set directly (until imports place n copies themselves). */
+  /** Wanted copies of a dataset, set directly (no route changes n): repair makes the rest. */
   setReplicas(datasetId: string, n: number): Promise<void>;
   /** Donors of each morsel over every copy, from the read map. */
   copies(datasetId: string): Promise<string[][]>;

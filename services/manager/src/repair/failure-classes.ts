@@ -20,8 +20,6 @@ const THRESHOLD_REFRESH_MS = 60_000;
  * that end are recorded: their distribution sizes REPAIR_AFTER_MS.
  */
 export class FailureClasses {
-  /** Longest silence seen per offline donor (seen since this manager started). */
-  private readonly silence = new Map<string, number>();
   private threshold: { ms: number; basis: RepairAfterBasis; at: number } | undefined;
 
   constructor(private readonly deps: RepairDeps) {}
@@ -43,6 +41,7 @@ export class FailureClasses {
    */
   async update(marks: readonly FailureMarks[]): Promise<Map<string, Departure>> {
     const { ms } = await this.repairAfter();
+    await this.recordOutages(marks);
     const departing = new Map<string, Departure>();
     for (const a of marks) {
       if (a.bandwidthOnly) continue;
@@ -52,11 +51,6 @@ export class FailureClasses {
       }
       let lost = a.lost;
       if (this.deps.softState.stateOf(a.id) === 'live') {
-        const silent = this.silence.get(a.id);
-        if (silent !== undefined) {
-          this.silence.delete(a.id);
-          await recordOutage(this.deps.pg, a.id, silent);
-        }
         if (lost && (await clearLost(this.deps.pg, a.id))) {
           lost = false;
           this.deps.log.info({ agent: a.id }, 'lost donor is back: reintegrated');
@@ -64,11 +58,8 @@ export class FailureClasses {
         }
       } else {
         const silent = this.deps.softState.silentForMs(a.id);
-        if (this.deps.softState.lastSeenAgoMs(a.id) !== null) this.silence.set(a.id, silent);
         if (!lost && silent >= ms && (await markLost(this.deps.pg, a.id))) {
           lost = true;
-          // A lost donor's outage is not a transient one: keep it out of the distribution.
-          this.silence.delete(a.id);
           this.deps.log.warn({ agent: a.id, silentMs: silent }, 'donor lost: repairing its copies');
           this.deps.events.publish({ type: 'agent', agentId: a.id, state: 'lost' });
         }
@@ -77,5 +68,19 @@ export class FailureClasses {
       else if (lost) departing.set(a.id, 'lost');
     }
     return departing;
+  }
+
+  /**
+   * Record the transient outages soft state saw end since the last pass. A donor lost (marked
+   * when this pass began: a returning one is cleared after) did not have a transient outage:
+   * it stays out of the distribution, as do revoked and bandwidth-only donors.
+   */
+  private async recordOutages(marks: readonly FailureMarks[]): Promise<void> {
+    const skip = new Set(
+      marks.filter((m) => m.lost || m.revoked || m.bandwidthOnly).map((m) => m.id),
+    );
+    for (const o of this.deps.softState.takeOutages()) {
+      if (!skip.has(o.agentId)) await recordOutage(this.deps.pg, o.agentId, o.silentMs);
+    }
   }
 }

@@ -13,10 +13,7 @@ import type { SoftState } from '../soft-state.js';
  */
 export interface RepairDeps {
   pg: pg.Pool;
-  softState: Pick<
-    SoftState,
-    'stateOf' | 'silentForMs' | 'lastSeenAgoMs' | 'heartbeatOf' | 'forget'
-  >;
+  softState: Pick<SoftState, 'stateOf' | 'silentForMs' | 'heartbeatOf' | 'forget' | 'takeOutages'>;
   reservationsRepo: Pick<ReservationsRepo, 'reserve' | 'release'>;
   signingKeys: Pick<SigningKeys, 'privateKey'>;
   config: Pick<
