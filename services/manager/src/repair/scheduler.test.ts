@@ -69,6 +69,19 @@ describe('failure classes', () => {
     ]);
     expect(after.rowCount).toBe(1);
   });
+
+  it('records an outage that ended between two passes (no pass saw the donor offline)', async () => {
+    const a = await h.enroll();
+    now += 1_200;
+    expect(await classOf(a.agentId)).toBe('offline');
+    await heartbeat(a.auth);
+    await h.app.repair.tick();
+    const outages = await h.app.pg.query<{ d: string }>(
+      'SELECT duration_ms AS d FROM donor_outages WHERE agent_id = $1',
+      [a.agentId],
+    );
+    expect(outages.rows.map((r) => Number(r.d))).toEqual([1_200]);
+  });
 });
 
 describe('the scheduler lock', () => {
