@@ -312,16 +312,7 @@ export class DatasetReader {
             );
           });
           if (!data) return null;
-          if ((await hash()) !== expected) {
-            // Its stored copy is bad: this read never asks it for the morsel again; tell the
-            // manager.
-            this.locator.badCopy(index, donor);
-            this.opts.onBadCopy?.(donor, index);
-            throw new FreeLoaderError(
-              'HASH_MISMATCH',
-              `morsel ${index} from donor ${donor} failed its SHA-256 check`,
-            );
-          }
+          if ((await hash()) !== expected) throw this.badCopy(index, donor);
           return data;
         };
         const backupDonor = copies.slice(i + 1).find((d) => this.locator.health(d) < 1000);
@@ -398,22 +389,20 @@ export class DatasetReader {
     length: number,
     expected: string,
   ): (() => Promise<Buffer>) | undefined {
-    const verify = (data: Buffer, from: string): Buffer => {
-      if (createHash('sha256').update(data).digest('hex') !== expected) {
-        throw new FreeLoaderError(
-          'HASH_MISMATCH',
-          `morsel ${index} from ${from} failed its SHA-256 check`,
-        );
-      }
-      return data;
-    };
+    const matches = (data: Buffer): boolean =>
+      createHash('sha256').update(data).digest('hex') === expected;
     const source = this.opts.fromSource;
     if (!donor && !source) return undefined;
     return async () => {
       this.hedgeCounts.asked++;
       if (!donor) {
         const start = index * this.map.dataset.morselSize;
-        return verify(await source!(start, start + length), 'the source');
+        const data = await source!(start, start + length);
+        if (matches(data)) return data;
+        throw new FreeLoaderError(
+          'HASH_MISMATCH',
+          `morsel ${index} from the source failed its SHA-256 check`,
+        );
       }
       try {
         const data = await this.fromDonor(
@@ -425,7 +414,9 @@ export class DatasetReader {
           () => this.locator.isDropped(donor),
         );
         if (!data) throw new FreeLoaderError('UNAVAILABLE', `donor ${donor} was dropped`);
-        return verify(data, `donor ${donor}`);
+        // A backup's bad copy is as bad as a primary's: reported the same way.
+        if (!matches(data)) throw this.badCopy(index, donor);
+        return data;
       } catch (e) {
         tried.add(donor);
         this.locator.failed(donor);
@@ -433,6 +424,20 @@ export class DatasetReader {
         throw e;
       }
     };
+  }
+
+  /**
+   * `donor` sent morsel `index` with a bad hash, from either route of a hedge: its stored copy is
+   * bad, so this read never asks it for that morsel again and the manager is told
+   * (`onBadCopy`); returns the error to throw.
+   */
+  private badCopy(index: number, donor: string): FreeLoaderError {
+    this.locator.badCopy(index, donor);
+    this.opts.onBadCopy?.(donor, index);
+    return new FreeLoaderError(
+      'HASH_MISMATCH',
+      `morsel ${index} from donor ${donor} failed its SHA-256 check`,
+    );
   }
 
   /** Morsels asked of a second copy (or the source) because the first was slow, and won by it. */

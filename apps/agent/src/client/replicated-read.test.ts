@@ -77,6 +77,7 @@ describe('a killed donor (kill -9) with two copies', () => {
   it('is never contacted; reads stay byte-identical and health says 1 of 2', async () => {
     const { src, id } = await k.importDataset('rep/killed.bin', 16 * MiB, 43, 3);
     const victim = c.agents[0]!;
+    expect((await mapOf(id)).donors.map((d) => d.id)).toContain(victim.agentId);
     await victim.stop('SIGKILL');
     await waitFor(
       `the map to call ${victim.agentId} not live`,

@@ -130,8 +130,10 @@ export class JobReportOutbox {
         }
         this.log.warn({ job: jobId, err: String(e) }, 'manager refused the job report; dropped');
       }
-      this.pending.delete(jobId);
+      // The file goes first: once a report leaves `pending` it is gone from disk too, so a
+      // restart cannot send it again and {@link drained} means nothing is left anywhere.
       await unlink(this.fileOf(jobId)).catch(() => undefined);
+      this.pending.delete(jobId);
     }
     // Reports put while this pass ran are delivered by another pass.
     if (this.pending.size > 0 && !this.stopped) {

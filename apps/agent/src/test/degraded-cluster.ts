@@ -34,7 +34,9 @@ export interface DegradedCluster {
  * @example const k = await startDegradedCluster(4); const { id } = await k.importDataset('x', 8 * MiB, 1, 4);
  */
 export async function startDegradedCluster(donors: number): Promise<DegradedCluster> {
-  const c = await startDataCluster(donors, '64MiB');
+  // Room for every copy of a file's datasets: two copies of replicated-read's 96 MiB dataset
+  // alone take 64 MiB on each of three donors; a full donor would get no copy of the next one.
+  const c = await startDataCluster(donors, '160MiB');
   const servers: TestServer[] = [];
   return {
     c,
