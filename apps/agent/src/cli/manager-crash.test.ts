@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,10 +25,20 @@ async function postmasterPid(): Promise<number> {
   return Number(text.split('\n', 1)[0]);
 }
 
+/**
+ * Whether `pid` is a running process. A zombie (exited, waiting for PID 1 to reap it — the
+ * orphan's parent was the killed manager) holds nothing and counts as gone, as it does for the
+ * manager's own check.
+ */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
   } catch {
     return false;
   }

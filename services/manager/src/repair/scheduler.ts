@@ -169,9 +169,13 @@ export class RepairScheduler {
     const client = await this.deps.pg.connect();
     try {
       if (await tryRepairLock(client)) {
-        // A broken connection loses the lock: forget it, and the next tick tries again.
-        client.on('error', () => {
-          if (this.lock === client) this.lock = undefined;
+        // A broken connection loses the lock: forget it and hand the dead client back to the
+        // pool (destroyed), or pool.end() would wait for it forever and the manager could not
+        // stop after its database restarted; the next tick takes the lock again.
+        client.on('error', (err) => {
+          if (this.lock !== client) return;
+          this.lock = undefined;
+          client.release(err);
         });
         this.lock = client;
         return true;
