@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MiB } from '@freeloader/protocol';
 import { startTestServer, type TestServer } from '@freeloader/sources/testing';
+import { fetchMap } from '../client/fetch-map.js';
 import { startDataCluster, type DataCluster } from '../test/data-cluster.js';
 import { killSpawned, runCli, waitFor } from '../test/processes.js';
 import { mountAt, probeDir } from './mount-point.js';
@@ -57,6 +58,13 @@ function slowReader(
     }),
   );
   return { lines, done, release: () => child.stdin.end('go\n') };
+}
+
+/** The agent a reader of NAME asks first: the highest predicted rate in its map (else any). */
+async function preferredDonor(): Promise<DataCluster['agents'][number]> {
+  const map = await fetchMap(c.tm.admin, NAME);
+  const rate = (id: string): number => map.donors.find((d) => d.id === id)?.rate ?? 0;
+  return [...c.agents].sort((a, b) => rate(b.agentId) - rate(a.agentId))[0]!;
 }
 
 const started = (r: { lines: string[] }): Promise<true> =>
@@ -124,9 +132,15 @@ describe.skipIf(!HAS_FUSE)(
       const m = await spawnMount(c.tm, token, join(root.root, 'a'));
       const reader = slowReader(join(m.dir, NAME), 30);
       await started(reader);
-      await c.agents[1]!.stop('SIGKILL');
+      // With two copies the read only asks a copy's donor when it ranks first (equally healthy
+      // copies go fastest-predicted first), so a slower donor could die unnoticed: kill the one
+      // the read prefers, which serves every morsel it holds.
+      const victim = await preferredDonor();
+      await victim.stop('SIGKILL');
       reader.release();
       expect(await reader.done).toBe(`md5 ${md5(src.content)}`);
+      // The user is told which donor failed and that the read went on elsewhere.
+      expect(m.stderr()).toContain(`donor ${victim.agentId}: `);
       expect(m.stderr()).toMatch(/donor .* \(reading elsewhere\)/);
       expect(await m.stop('SIGTERM')).toBe(0);
     });
