@@ -14,6 +14,7 @@ import { waitFor } from '../test/cluster-harness.js';
 import { sha256Hex, startDataCluster, type DataCluster } from '../test/data-cluster.js';
 import { startDegradedCluster, type DegradedCluster } from '../test/degraded-cluster.js';
 import { DonorPools } from './donor-pool.js';
+import { HEDGE_FLOOR_MS } from './hedge.js';
 
 // Replication level n against real agent processes and a real manager (issue 15 items 1 and 5):
 // the default two copies land on distinct donors and each donor stores what the map says; a
@@ -74,7 +75,12 @@ describe('a frozen donor (SIGSTOP) with two copies', () => {
     expect(out.sha256).toBe(sha256Hex(src.content));
     expect(out.hedges.won).toBeGreaterThan(0);
     expect(out.dropped).toEqual([victim.agentId]);
-    expect(out.seconds, `undisturbed ${calm.seconds.toFixed(2)} s`).toBeLessThan(2 * calm.seconds);
+    // Within twice the undisturbed time. On loopback this read takes ~0.3 s, less than the hedge
+    // floor, which a read pays about once before its frozen donor is dropped: allow it (a read
+    // that waits for stalls instead of hedging takes seconds more; on a LAN the floor vanishes
+    // in the read time, see the degraded-read benchmark).
+    const limit = 2 * calm.seconds + HEDGE_FLOOR_MS / 1000;
+    expect(out.seconds, `undisturbed ${calm.seconds.toFixed(2)} s`).toBeLessThan(limit);
   }, 180_000);
 });
 
