@@ -53,11 +53,18 @@ export class LivenessSync {
     try {
       const versions = await writeSightings(this.deps.pg, softState.sightingsOf(rows), outages);
       softState.noteVersions(versions);
-      await this.deps.agentsRepo.flushSoftState(rows);
     } catch (err) {
       softState.markDirty(rows);
       softState.restoreOutages(outages);
       this.deps.log.warn({ err }, 'soft-state flush failed; will retry');
+      return;
+    }
+    // The outages are written: a retry of this part alone must not claim them again.
+    try {
+      await this.deps.agentsRepo.flushSoftState(rows);
+    } catch (err) {
+      softState.markDirty(rows);
+      this.deps.log.warn({ err }, 'soft-state flush of the agents table failed; will retry');
     }
   }
 

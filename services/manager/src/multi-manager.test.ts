@@ -207,6 +207,12 @@ describe(`two managers on one database (${system.url ? 'system' : 'embedded'} Po
       expect(ran.length, name).toBeLessThanOrEqual(1);
     }
     expect(Math.min(runs(a), runs(b))).toBe(0);
+    // /metrics says which manager holds the task.
+    const held = async (app: FastifyInstance) =>
+      /freeloader_periodic_task_held\{task="jobLeases"\} (\d)/.exec(
+        (await app.inject({ method: 'GET', url: '/metrics' })).body,
+      )?.[1];
+    expect([await held(a), await held(b)].sort()).toEqual(['0', '1']);
     const [holder, other] = runs(a) > 0 ? [a, b] : [b, a];
     const before = runs(other);
     const stoppedAt = performance.now();

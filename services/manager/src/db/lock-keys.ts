@@ -1,13 +1,11 @@
-import { REPAIR_LOCK_KEY } from '../repositories/repair-lock.js';
-
 /**
  * Advisory lock keys of the periodic work that must run on exactly one manager per database
  * (each a readable 4-letter tag packed into an int, so `pg_locks` shows who holds what). Keys
  * are per database: managers of different databases never contend.
  */
 export const LOCK_KEYS = {
-  /** 'FLRP': repair scheduling (repair/scheduler.ts). */
-  repair: REPAIR_LOCK_KEY,
+  /** 'FLRP': repair scheduling (repair/scheduler.ts, its own session: repositories/repair-lock.ts). */
+  repair: 0x464c5250,
   /** 'FLDD': failing the imports of dead donors (imports/dead-donor-watch.ts). */
   deadDonors: 0x464c4444,
   /** 'FLJL': job lease expiry (jobs/job-sweeps.ts). */

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import { Gauge } from 'prom-client';
 import { LOCK_KEYS, type LockName } from '../db/lock-keys.js';
 import { LockSession, runAsSingleton, type SingletonTask } from '../db/singleton-task.js';
 
@@ -35,6 +36,26 @@ export default fp(
     const locks = new LockSession(app.config.databaseUrl!);
     const tasks = new Map<LockName, SingletonTask>();
     const atReady: SingletonTask[] = [];
+    // Which manager does what, for operators: runs here, and whether this one holds the lock.
+    new Gauge({
+      name: 'freeloader_periodic_task_runs',
+      help: 'Runs of each periodic task on this manager since it started (one manager per database runs each)',
+      labelNames: ['task'] as const,
+      registers: [app.metrics],
+      collect() {
+        for (const [name, task] of tasks) this.set({ task: name }, task.runs);
+      },
+    });
+    new Gauge({
+      name: 'freeloader_periodic_task_held',
+      help: "1 when this manager holds the periodic task's advisory lock, else 0",
+      labelNames: ['task'] as const,
+      registers: [app.metrics],
+      collect() {
+        for (const name of tasks.keys())
+          this.set({ task: name }, locks.holds(LOCK_KEYS[name]) ? 1 : 0);
+      },
+    });
     app.decorate('singletons', {
       locks,
       tasks,
@@ -59,5 +80,5 @@ export default fp(
     });
     app.addHook('onClose', async () => locks.close());
   },
-  { name: 'singletons', dependencies: ['postgres'] },
+  { name: 'singletons', dependencies: ['postgres', 'metrics'] },
 );
