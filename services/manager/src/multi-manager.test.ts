@@ -12,7 +12,7 @@ import { buildApp } from './app.js';
 import { createUser } from './bootstrap.js';
 import { loadConfig, type Config } from './config.js';
 import { createScratchDatabase, type ScratchDatabase } from './db/scratch-database.js';
-import { systemPostgres } from './testing/system-postgres.js';
+import { systemPostgres } from './db/system-postgres.js';
 
 // Two managers on one database (the system PostgreSQL when there is one, as the issue asks;
 // else the tests' embedded one), all timers running: liveness written by one is read by the

@@ -1,7 +1,7 @@
 import { readMigrations } from './db/migrate.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from './test/harness.js';
-import { systemPostgres } from './testing/system-postgres.js';
+import { systemPostgres } from './db/system-postgres.js';
 
 /**
  * The same smoke as everywhere else, against the machine's own PostgreSQL at 127.0.0.1:5432

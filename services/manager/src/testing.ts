@@ -10,4 +10,4 @@ export type { NewDataset } from './repositories/namespace.js';
 export { createScratchDatabase, type ScratchDatabase } from './db/scratch-database.js';
 export { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
 export { parsePrometheusText, type MetricFamily } from './testing/prometheus-text.js';
-export { systemPostgres } from './testing/system-postgres.js';
+export { systemPostgres } from './db/system-postgres.js';
