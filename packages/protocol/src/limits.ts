@@ -125,6 +125,13 @@ export const MORSEL_BODY_SLACK = 64 * KiB;
 export const MAX_JSON_BODY = 1 * MiB;
 /** Most morsels one batch read may ask for. */
 export const MAX_BATCH_MORSELS = 64;
+/**
+ * Largest event payload one manager sends the others through PostgreSQL NOTIFY (bytes): the
+ * server refuses payloads of 8000 bytes or more; the rest is room for the envelope.
+ */
+export const MAX_EVENT_NOTIFY_BYTES = 7_800;
+/** Longest free-text field (an error, a reason) an event keeps when fanned out (characters). */
+export const MAX_EVENT_TEXT_CHARS = 1_000;
 
 /**
  * Scrub (issue 15 item 4): a donor re-hashes everything it stores once per period (milliseconds),

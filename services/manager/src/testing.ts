@@ -11,3 +11,4 @@ export { createScratchDatabase, type ScratchDatabase } from './db/scratch-databa
 export { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
 export { parsePrometheusText, type MetricFamily } from './testing/prometheus-text.js';
 export { procInfo } from './db/stale-postmaster.js';
+export { systemPostgres } from './db/system-postgres.js';

@@ -30,7 +30,7 @@ export async function userClient(managerUrl: string): Promise<ManagerClient> {
     return client;
   }
   const saved = await readSavedSession();
-  if (saved && saved.managerUrl === client.baseUrl) {
+  if (saved && saved.managerUrl === client.managerUrls) {
     client.setCredentials({ kind: 'user', token: saved.token });
     return client;
   }

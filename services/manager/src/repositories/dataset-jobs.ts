@@ -18,6 +18,15 @@ export async function cancelImportJobs(db: Queryable, datasetId: string): Promis
   );
 }
 
+/** Agents that still owe an import (a queued or running import job). */
+export async function donorsOwingImports(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ agent_id: string }>(
+    `SELECT DISTINCT agent_id FROM jobs
+         WHERE kind = 'import' AND state IN ('queued', 'running') AND dataset_id IS NOT NULL`,
+  );
+  return rows.map((r) => r.agent_id);
+}
+
 /** Datasets with an import job still owed by `agentId` (queued or running). */
 export async function importsOwedBy(db: Queryable, agentId: string): Promise<string[]> {
   const { rows } = await db.query<{ dataset_id: string }>(

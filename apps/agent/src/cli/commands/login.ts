@@ -26,7 +26,7 @@ export function registerLogin(program: Command): void {
         await writeFile(
           path,
           JSON.stringify({
-            managerUrl: client.baseUrl,
+            managerUrl: client.managerUrls,
             token: res.token,
             username: res.user.username,
           }) + '\n',
