@@ -37,7 +37,7 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean): Promise<
 }
 
 describe('dead-donor watch (on the donor-loss hook)', () => {
-  it('fails an import whose donor is declared dead, naming the donor', async () => {
+  it('fails an import whose dead donor’s share fits nowhere, naming the donor', async () => {
     const silent = await h.enroll({ name: 'silent', quotaBytes: 64 * MiB });
     const alive = await h.enroll({ name: 'alive', quotaBytes: 64 * MiB });
     const user = await h.login('scientist');
@@ -59,9 +59,15 @@ describe('dead-donor watch (on the donor-loss hook)', () => {
       () => h.app.namespaceRepo.get(id),
       (v) => v?.state === 'failed',
     );
-    expect(d).toMatchObject({
-      state: 'failed',
-      error: `donor ${silent.agentId} died during the import`,
-    });
+    // Two donors, two copies: the live one holds the other copy of every morsel.
+    expect(d?.state).toBe('failed');
+    expect(d?.error).toMatch(
+      new RegExp(`^donor ${silent.agentId} died during the import and no other donor has room`),
+    );
+    const { rows } = await h.app.pg.query<{ state: string; error_code: string }>(
+      `SELECT state, error_code FROM jobs WHERE dataset_id = $1 AND agent_id = $2 AND kind = 'import'`,
+      [id, silent.agentId],
+    );
+    expect(rows).toEqual([{ state: 'failed', error_code: 'UNAVAILABLE' }]);
   });
 });

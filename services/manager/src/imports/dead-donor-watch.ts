@@ -34,7 +34,7 @@ async function rescueImportsOf(app: FastifyInstance, agentId: string): Promise<v
     if (!job) continue;
     const cannot = await replaceFullDonor(app, dataset, job, job.payload, 'dead');
     if (cannot !== undefined) {
-      await failImport(app, datasetId, `${died}: ${cannot}`);
+      await failImport(app, datasetId, cannot);
       continue;
     }
     // Should it come back, it drops what it stored: placement no longer names it for this.

@@ -116,9 +116,10 @@ export async function replaceFullDonor(
   loss: ShareLoss = 'disk-full',
 ): Promise<string | undefined> {
   const full = job.agentId;
-  const what = loss === 'dead' ? ' died' : '’s disk is full';
+  const what = loss === 'dead' ? ' died during the import' : '’s disk is full';
   if (!full || payload.mode !== 'ranged' || payload.extendsFrom !== undefined) {
-    const lost = loss === 'dead' ? 'a donor died' : 'a donor’s disk filled up';
+    const lost =
+      loss === 'dead' ? `donor ${full} died during the import` : 'a donor’s disk filled up';
     return `${lost} and this import (streamed, or a prefix extension) cannot be re-placed`;
   }
   const lengthOf = (m: number): number => morselLength(dataset.sizeBytes, dataset.morselSize, m);
