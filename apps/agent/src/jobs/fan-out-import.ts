@@ -108,7 +108,11 @@ export async function fanOutImport(
   try {
     while (pending.size > 0) {
       ctx.signal.throwIfAborted();
-      const known = await storedHashes(deps.manager, job.jobId, [...pending].sort((a, b) => a - b));
+      const known = await storedHashes(
+        deps.manager,
+        job.jobId,
+        [...pending].sort((a, b) => a - b),
+      );
       if (known.length > 0) {
         heardAt = performance.now();
         await forEachBounded(known, IMPORT_CONCURRENCY, async ([index, sha256], lane) => {

@@ -1,10 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import {
-  MAX_HASHES_PER_QUERY,
-  MAX_MORSEL_SIZE,
-  MAX_REPLICAS,
-  MIN_MORSEL_SIZE,
-} from '../limits.js';
+import { MAX_HASHES_PER_QUERY, MAX_MORSEL_SIZE, MAX_REPLICAS, MIN_MORSEL_SIZE } from '../limits.js';
 import { Bytes, NamespacePath, Uri, Uuid } from './common.js';
 import { DatasetView, DonorEndpoint, ExtentSchema } from './datasets.js';
 import { PlacementPolicy } from './placement-policy.js';
