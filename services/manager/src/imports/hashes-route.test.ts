@@ -87,5 +87,15 @@ describe('GET /jobs/:id/hashes (an n=2 import fanning out)', () => {
       headers: { authorization: b.auth },
     });
     expect(tooMany.statusCode).toBe(400);
+
+    const finished = await h.call({
+      method: 'POST',
+      url: `/api/v1/jobs/${jobA.id}/finish`,
+      headers: { authorization: a.auth },
+      payload: { state: 'failed', error: 'test' },
+    });
+    expect(finished.statusCode, finished.body).toBe(200);
+    // The import failed with it: B's job is cancelled and learns so while it waits.
+    expect((await hashesOf(b.auth, jobB.id)).statusCode).toBe(409);
   });
 });

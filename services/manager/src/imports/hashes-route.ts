@@ -39,13 +39,18 @@ const importHashes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'Morsel hashes the manager holds for the calling agent’s import job',
         params: IdParams,
         querystring: ImportHashesQuery,
-        response: { 200: ImportHashesResponse, 400: E, 401: E, 403: E, 404: E, 500: E },
+        response: { 200: ImportHashesResponse, 400: E, 401: E, 403: E, 404: E, 409: E, 500: E },
       },
     },
     async (req) => {
       const job = await app.jobsRepo.get(req.params.id);
       if (!job || job.kind !== 'import' || job.agentId !== req.agent!.id || !job.datasetId) {
         throw new FreeLoaderError('JOB_NOT_FOUND', `no import job ${req.params.id}`);
+      }
+      // A job cancelled or given up on (its import failed, its donor was declared dead) learns
+      // it here while it waits for copy 0, not only at its next progress report.
+      if (job.state !== 'running') {
+        throw new FreeLoaderError('CONFLICT', `job ${job.id} is ${job.state}, not running`);
       }
       const { first, count } = req.query;
       const digests = await app.placementRepo.getHashes(job.datasetId, first, count);
