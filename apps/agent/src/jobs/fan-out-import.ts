@@ -79,13 +79,15 @@ export async function fanOutImport(
   const counts: FanOutCounts = { fromDonors: 0, fromSource: 0 };
   const lengthOf = (index: number): number =>
     morselLength(payload.source.size, payload.morselSize, index);
+  const primaryOf = (index: number): string => donorsOfMorsel(fan.primaries, index)[0] ?? '';
+  let lostNow: ReadonlySet<string> = new Set();
 
   const copy = async (index: number, sha256: string | undefined, lane: number): Promise<void> => {
     const slot = (job.slots[lane] ??= Buffer.allocUnsafeSlow(payload.morselSize));
     const length = lengthOf(index);
     await deps.admit?.(length, 'in', ctx.signal);
-    const url = urls.get(donorsOfMorsel(fan.primaries, index)[0] ?? '');
-    if (url && sha256) {
+    const url = urls.get(primaryOf(index));
+    if (url && sha256 && !lostNow.has(primaryOf(index))) {
       try {
         const data = await pools.getMorsel(url, datasetId, index, length, fan.readCapability, slot);
         await deps.store.put(datasetId, index, data, sha256);
@@ -108,14 +110,18 @@ export async function fanOutImport(
   try {
     while (pending.size > 0) {
       ctx.signal.throwIfAborted();
-      const known = await storedHashes(
-        deps.manager,
-        job.jobId,
-        [...pending].sort((a, b) => a - b),
-      );
-      if (known.length > 0) {
+      const sorted = [...pending].sort((a, b) => a - b);
+      const { known, lost } = await storedHashes(deps.manager, job.jobId, sorted);
+      lostNow = lost;
+      // Copy 0's donor died: what it stored is gone with it, the source has it now.
+      const orphans = sorted.filter((m) => lost.has(primaryOf(m)) && !known.has(m));
+      const ready: [number, string | undefined][] = [
+        ...known,
+        ...orphans.map((m): [number, undefined] => [m, undefined]),
+      ];
+      if (ready.length > 0) {
         heardAt = performance.now();
-        await forEachBounded(known, IMPORT_CONCURRENCY, async ([index, sha256], lane) => {
+        await forEachBounded(ready, IMPORT_CONCURRENCY, async ([index, sha256], lane) => {
           await copy(index, sha256, lane);
           pending.delete(index);
         });
@@ -136,22 +142,27 @@ export async function fanOutImport(
   return counts;
 }
 
-/** The morsels among `sorted` whose hash the manager holds, with that hash. */
+/**
+ * The morsels among `sorted` whose hash the manager holds, with that hash, and the donors that
+ * died during the import.
+ */
 async function storedHashes(
   manager: NonNullable<ImportDeps['manager']>,
   jobId: string,
   sorted: readonly number[],
-): Promise<[number, string][]> {
+): Promise<{ known: Map<number, string>; lost: Set<string> }> {
   const wanted = new Set(sorted);
-  const out: [number, string][] = [];
+  const known = new Map<number, string>();
+  const lost = new Set<string>();
   for (const w of hashWindows(sorted)) {
     const res = await manager.request<ImportHashesResponse>(
       'GET',
       `/jobs/${jobId}/hashes?first=${w.first}&count=${w.count}`,
     );
     res.hashes.forEach((sha256, i) => {
-      if (sha256 !== '' && wanted.has(res.first + i)) out.push([res.first + i, sha256]);
+      if (sha256 !== '' && wanted.has(res.first + i)) known.set(res.first + i, sha256);
     });
+    for (const id of res.lost ?? []) lost.add(id);
   }
-  return out;
+  return { known, lost };
 }

@@ -105,6 +105,11 @@ export type ImportHashesQuery = Static<typeof ImportHashesQuery>;
 export const ImportHashesResponse = Type.Object({
   first: Type.Integer({ minimum: 0 }),
   hashes: Type.Array(Type.Union([Type.Literal(''), Type.String({ pattern: '^[0-9a-f]{64}$' })])),
+  /**
+   * Donors that died during this import (their import jobs were given up on): morsels whose
+   * copy 0 the job's payload names on one of them are fetched from the source at once.
+   */
+  lost: Type.Optional(Type.Array(Uuid)),
 });
 export type ImportHashesResponse = Static<typeof ImportHashesResponse>;
 

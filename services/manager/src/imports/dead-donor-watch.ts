@@ -1,7 +1,14 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { abandonImportJobs, importsOwedBy } from '../repositories/dataset-jobs.js';
+import { donorsOfMorsel, type Extent } from '@freeloader/protocol';
+import { chunksOf } from '../placement/move-extents.js';
+import {
+  abandonImportJobs,
+  abandonedImporters,
+  importsOwedBy,
+} from '../repositories/dataset-jobs.js';
 import { enqueueJob } from '../repositories/jobs.js';
+import { getPlacement } from '../repositories/placement.js';
 import { replaceFullDonor } from './disk-full.js';
 import { completeImport, failImport } from './import-outcome.js';
 
@@ -10,7 +17,9 @@ import { completeImport, failImport } from './import-outcome.js';
  * declares a donor dead, each import it still owes gives up that donor's jobs and moves its whole
  * share to other live donors (the disk-full path's re-placement: never onto a donor holding
  * another copy of the same morsel; the dead donor's reservation is released), so the import
- * finishes. Only when no donor can take the share does the import fail, naming the donor.
+ * finishes. When no donor can take the share but every morsel of it has another copy (n ≥ 2),
+ * the import finishes under-replicated and repair restores the copies later; only otherwise does
+ * the import fail, naming the donor.
  */
 export default fp(
   async (app) => {
@@ -24,6 +33,25 @@ export default fp(
   { name: 'dead-donor-watch', dependencies: ['donor-loss', 'postgres'] },
 );
 
+/**
+ * Whether every morsel `agentId` holds in `extents` has a copy on a donor not in `lost` (the
+ * donors that died during the import, `agentId` among them): then the import can finish without
+ * it (under-replicated; repair re-creates its copies later).
+ *
+ * @example
+ *   coveredElsewhere([{ copy: 0, …, donors: ['a'] }, { copy: 1, …, donors: ['b'] }], 'a', new Set(['a'])) // → true
+ *   coveredElsewhere([{ copy: 0, …, donors: ['a'] }], 'a', new Set(['a'])) // → false
+ */
+export function coveredElsewhere(
+  extents: readonly Extent[],
+  agentId: string,
+  lost: ReadonlySet<string>,
+): boolean {
+  return chunksOf(extents, agentId).every((chunk) =>
+    chunk.morsels.every((m) => donorsOfMorsel(extents, m).some((d) => !lost.has(d))),
+  );
+}
+
 async function rescueImportsOf(app: FastifyInstance, agentId: string): Promise<void> {
   const died = `donor ${agentId} died during the import`;
   for (const datasetId of await importsOwedBy(app.pg, agentId)) {
@@ -32,13 +60,30 @@ async function rescueImportsOf(app: FastifyInstance, agentId: string): Promise<v
     if (dataset?.state !== 'importing') continue;
     const [job] = await abandonImportJobs(app.pg, datasetId, agentId, died);
     if (!job) continue;
-    const cannot = await replaceFullDonor(app, dataset, job, job.payload, 'dead');
-    if (cannot !== undefined) {
+    const cannot = await replaceFullDonor(app, dataset, job, job.payload, 'dead').catch(
+      (e: unknown) => (e instanceof Error ? e.message : String(e)),
+    );
+    if (cannot === undefined) {
+      // Should it come back, it drops what it stored: placement no longer names it for this.
+      await enqueueJob(app.pg, { kind: 'delete', datasetId, agentId, payload: { datasetId } });
+    } else if (
+      job.payload.mode === 'ranged' &&
+      coveredElsewhere(
+        await getPlacement(app.pg, datasetId),
+        agentId,
+        new Set([agentId, ...(await abandonedImporters(app.pg, datasetId))]),
+      )
+    ) {
+      // With n ≥ 2 the other copies finish the import (their donors fetch what it never
+      // stored from the source); its copies count as lost until repair re-creates them.
+      app.log.warn(
+        { dataset: datasetId, agent: agentId, why: cannot },
+        'donor died mid-import; finishing under-replicated, repair restores its copies',
+      );
+    } else {
       await failImport(app, datasetId, cannot);
       continue;
     }
-    // Should it come back, it drops what it stored: placement no longer names it for this.
-    await enqueueJob(app.pg, { kind: 'delete', datasetId, agentId, payload: { datasetId } });
     if ((await app.jobsRepo.unfinished(datasetId, 'import')) === 0) {
       await completeImport(app, dataset);
     }

@@ -8,6 +8,7 @@ import {
   SHA256_BYTES,
 } from '@freeloader/protocol';
 import { requireAgent } from '../auth/guards.js';
+import { abandonedImporters } from '../repositories/dataset-jobs.js';
 
 /**
  * `count` hex digests out of `digests` (32 bytes each), '' for a morsel no donor reported yet
@@ -54,7 +55,8 @@ const importHashes: FastifyPluginAsyncTypebox = async (app) => {
       }
       const { first, count } = req.query;
       const digests = await app.placementRepo.getHashes(job.datasetId, first, count);
-      return { first, hashes: hexDigests(digests, count) };
+      const lost = await abandonedImporters(app.pg, job.datasetId);
+      return { first, hashes: hexDigests(digests, count), ...(lost.length > 0 ? { lost } : {}) };
     },
   );
 };

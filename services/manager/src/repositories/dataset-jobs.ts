@@ -56,3 +56,14 @@ export async function abandonImportJobs(
   );
   return rows.map((r) => ({ id: r.id, agentId: r.agent_id, payload: r.payload }));
 }
+
+/** Donors whose import jobs for `datasetId` were given up on because they died. */
+export async function abandonedImporters(db: Queryable, datasetId: string): Promise<string[]> {
+  const { rows } = await db.query<{ agent_id: string }>(
+    `SELECT DISTINCT agent_id FROM jobs
+       WHERE dataset_id = $1 AND kind = 'import' AND state = 'failed'
+         AND error_code = 'UNAVAILABLE' AND agent_id IS NOT NULL`,
+    [datasetId],
+  );
+  return rows.map((r) => r.agent_id);
+}
