@@ -63,8 +63,9 @@ export function hashWindows(
  * out): for each morsel this donor holds a later copy of, wait until the manager has its hash
  * (copy 0's donor stored it and said so), copy it from that donor with the fan-out read
  * capability, and store it only if it matches that hash. A morsel the donor cannot deliver
- * (dead, paused, corrupt) comes from the source, checked against the same hash; when copy 0
- * makes no progress for PRIMARY_PATIENCE_MS, the rest come from the source.
+ * (dead, paused, corrupt) comes from the source, checked against the same hash, and so does one
+ * whose copy-0 donor the manager says died mid-import (at once, without waiting for its hash);
+ * when copy 0 makes no progress for PRIMARY_PATIENCE_MS, the rest come from the source.
  */
 export async function fanOutImport(
   deps: ImportDeps & { manager: NonNullable<ImportDeps['manager']> },
