@@ -26,6 +26,11 @@ export const MAX_MORSELS_PER_DATASET = MAX_DATASET_SIZE / MIN_MORSEL_SIZE;
 export const MAX_NAME_LENGTH = 255;
 /** Most copies of each morsel a dataset may ask for (ThriftStore's replication level n). */
 export const MAX_REPLICAS = 16;
+/**
+ * Morsel hashes one `GET /jobs/:id/hashes` answers at most (a fan-out import polls for the
+ * hashes of the morsels it copies from other donors): 4096 × 64 hex ≈ 260 KiB of JSON.
+ */
+export const MAX_HASHES_PER_QUERY = 4096;
 /** Copies of each morsel when neither the request nor the manager's REPLICAS_DEFAULT says. */
 export const DEFAULT_REPLICAS = 2;
 /** Longest full namespace path, slashes included (characters). */

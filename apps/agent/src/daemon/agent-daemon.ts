@@ -236,6 +236,7 @@ export class AgentDaemon extends EventEmitter {
           allowFileUris: opts.allowFileUris ?? false,
           sourcePolicy: this.sourcePolicy,
           admit,
+          manager: this.manager,
         }),
         delete: deleteJobHandler(store),
         relocate: relocateJobHandler({
