@@ -16,7 +16,7 @@ let ann: Page;
 let bob: Page;
 let datasetId: string;
 
-async function api(token: string, method: string, path: string, body?: unknown) {
+async function api<T>(token: string, method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(`${URL}/api/v1${path}`, {
     method,
     headers: {
@@ -26,7 +26,7 @@ async function api(token: string, method: string, path: string, body?: unknown) 
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.json() as Promise<Record<string, any>>;
+  return res.json() as Promise<T>;
 }
 
 const login = async (username: string, password: string): Promise<string> =>
@@ -53,12 +53,16 @@ async function signIn(browser: Browser, username: string, password: string): Pro
 test.beforeAll(async ({ browser }) => {
   const admin = await login('admin', PASSWORD);
   for (const name of ['ann', 'bob']) {
-    await api(admin, 'POST', '/users', { username: name, password: `password-${name}` });
+    await api<unknown>(admin, 'POST', '/users', { username: name, password: `password-${name}` });
   }
   const annToken = await login('ann', 'password-ann');
-  await api(annToken, 'POST', '/groups', { name: 'lab' });
-  await api(annToken, 'PUT', '/groups/lab/members/bob', {});
-  datasetId = (await api(annToken, 'POST', '/datasets', { uri: SOURCE, name: DATASET })).dataset.id;
+  await api<unknown>(annToken, 'POST', '/groups', { name: 'lab' });
+  await api<unknown>(annToken, 'PUT', '/groups/lab/members/bob', {});
+  const started = await api<{ dataset: { id: string } }>(annToken, 'POST', '/datasets', {
+    uri: SOURCE,
+    name: DATASET,
+  });
+  datasetId = started.dataset.id;
   ann = await signIn(browser, 'ann', 'password-ann');
   bob = await signIn(browser, 'bob', 'password-bob');
 });

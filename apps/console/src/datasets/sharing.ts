@@ -34,7 +34,7 @@ export function useShare(datasetId: string) {
   });
   const unshare = useMutation({
     mutationFn: (q: { path: string; group?: string }) =>
-      api<AccessView>('DELETE', `/shares?${new URLSearchParams(q)}`),
+      api<AccessView>('DELETE', `/shares?${new URLSearchParams(q).toString()}`),
     onSuccess: refresh,
   });
   return { share, unshare };

@@ -24,7 +24,15 @@ async function call(who: string, method: string, path: string, body?: unknown) {
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, json: text ? (JSON.parse(text) as Record<string, any>) : {} };
+  return { status: res.status, json: (text ? JSON.parse(text) : {}) as Answer };
+}
+
+/** The fields of the manager's answers these tests read. */
+interface Answer {
+  error: { code: string; message: string };
+  members: { username: string; manager: boolean }[];
+  sharing: unknown[];
+  [field: string]: unknown;
 }
 
 let seq = 0;
@@ -124,7 +132,7 @@ describe('ownership matrix', () => {
 
 describe('listing and sharing', () => {
   const paths = async (who: string, url: string) =>
-    (await call(who, 'GET', url)).json as Listing & DatasetView[];
+    (await call(who, 'GET', url)).json as unknown as Listing & DatasetView[];
 
   it('lists only what a user may read; folder shares reach the datasets below', async () => {
     await h.app.namespaceRepo.createDataset({
@@ -212,7 +220,7 @@ describe('listing and sharing', () => {
   });
 
   it('writes audit rows for share, unshare, chown and group changes', async () => {
-    const page = (await call('admin', 'GET', '/audit?limit=200')).json as AuditPage;
+    const page = (await call('admin', 'GET', '/audit?limit=200')).json as unknown as AuditPage;
     const actions = new Set(page.entries.map((e) => e.action));
     for (const a of [
       'share.add',

@@ -97,7 +97,9 @@ export function registerSharing(program: Command): void {
       const group = audience(opts);
       const query = new URLSearchParams({ path: trim(path), ...(group ? { group } : {}) });
       printAccess(
-        await withClient(opts.manager, (c) => c.request<AccessView>('DELETE', `/shares?${query}`)),
+        await withClient(opts.manager, (c) =>
+          c.request<AccessView>('DELETE', `/shares?${query.toString()}`),
+        ),
       );
     });
 
@@ -120,7 +122,9 @@ export function registerSharing(program: Command): void {
     .action(async (path: string, opts: { manager: string }) => {
       const query = new URLSearchParams({ path: trim(path) });
       printAccess(
-        await withClient(opts.manager, (c) => c.request<AccessView>('GET', `/access?${query}`)),
+        await withClient(opts.manager, (c) =>
+          c.request<AccessView>('GET', `/access?${query.toString()}`),
+        ),
       );
     });
 
