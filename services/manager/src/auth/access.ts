@@ -111,6 +111,22 @@ export async function visibleFolders(
     .map(({ subtree: _subtree, ...f }) => ({ ...f, mayManage: can(p, 'manage', itemOf(f)) }));
 }
 
+/**
+ * Rows about datasets (transfers …) the caller may read; rows of datasets gone (null id) only
+ * to admins, since their paths are all that is left of them.
+ */
+export async function aboutReadable<T extends { datasetId: string | null }>(
+  req: FastifyRequest,
+  rows: readonly T[],
+): Promise<T[]> {
+  const p = await principalFor(req);
+  if (p.kind === 'user' && p.role === 'admin') return [...rows];
+  const ids = [...new Set(rows.flatMap((r) => (r.datasetId ? [r.datasetId] : [])))];
+  const views = await Promise.all(ids.map((id) => req.server.namespaceRepo.get(id)));
+  const readable = new Set(views.flatMap((v) => (v && can(p, 'read', itemOf(v)) ? [v.id] : [])));
+  return rows.filter((r) => r.datasetId !== null && readable.has(r.datasetId));
+}
+
 /** `view` with whether the caller may manage it (for the console's buttons). */
 export async function withMayManage<T extends Owned>(req: FastifyRequest, view: T): Promise<T> {
   const p = await principalFor(req);

@@ -169,6 +169,18 @@ describe('listing and sharing', () => {
     expect(await search('other')).toEqual([]);
   });
 
+  it('shows the transfers of a dataset only to those who may read it', async () => {
+    const ds = await fresh();
+    await h.app.pg.query("INSERT INTO jobs (kind, dataset_id) VALUES ('import', $1)", [ds.id]);
+    const seen = async (who: string) =>
+      ((await call(who, 'GET', `/transfers?datasetId=${ds.id}`)).json as unknown as unknown[])
+        .length;
+    expect(await seen('owner')).toBe(1);
+    expect(await seen('member')).toBe(1);
+    expect(await seen('other')).toBe(0);
+    expect(await seen('admin')).toBe(1);
+  });
+
   it('an inherited share is removed where it is set, with a message saying so', async () => {
     await h.app.namespaceRepo.createDataset({
       path: 'inh/x.bin',
