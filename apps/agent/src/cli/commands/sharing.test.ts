@@ -80,7 +80,7 @@ describe('freeloader share / unshare / chown / group', () => {
     expect((await cli('bob', 'ls', 'proj')).stdout).not.toContain('a.bin');
     const bobShares = await cli('bob', 'share', 'proj', '--group', 'lab');
     expect(bobShares.code).toBe(1);
-    expect(bobShares.stderr).toMatch(/may not read proj/);
+    expect(bobShares.stderr).toMatch(/only its owner ann, .* may share proj \[FORBIDDEN\]/);
 
     const shared = await cli('ann', 'share', 'proj', '--group', 'lab');
     expect(shared.code, shared.stderr).toBe(0);
