@@ -9,7 +9,6 @@ import {
   type Listing,
   type PlacementPolicy,
 } from '@freeloader/protocol';
-import type { Share, Subtree } from '../auth/permissions.js';
 import { withTransaction, type Queryable } from '../db/pool.js';
 import {
   accessFields,
@@ -17,6 +16,7 @@ import {
   FOLDER_ACCESS_COLUMNS,
   FOLDER_SUBTREE_COLUMNS,
   type AccessRow,
+  type ShareRow,
 } from './ownership.js';
 import { ROOT_FOLDER_ID, splitPath } from './paths.js';
 import { iso, isoOrNull, isPgError, UNIQUE_VIOLATION } from './rows.js';
@@ -86,7 +86,8 @@ const toFolder = (r: FolderRow): FolderView => ({
 
 /** A folder in a listing, with what seeing it depends on (see canSee). */
 export interface ListedFolder extends FolderView {
-  subtree: Subtree;
+  /** Owners of everything in it, and shares on, below and above it (permissions.ts's Subtree). */
+  subtree: { ownerIds: (string | null)[]; shares: ShareRow[] };
 }
 
 export interface NewDataset {
@@ -171,7 +172,7 @@ export function createNamespaceRepo(pool: pg.Pool) {
       if (!folderId)
         throw new FreeLoaderError('FOLDER_NOT_FOUND', `no folder "${names.join('/')}"`);
       const [folders, datasets] = await Promise.all([
-        pool.query<FolderRow & { subtree_owners: (string | null)[]; subtree_shares: Share[] }>(
+        pool.query<FolderRow & { subtree_owners: (string | null)[]; subtree_shares: ShareRow[] }>(
           `SELECT * FROM (SELECT fo.name, ${FOLDER_SUBTREE_COLUMNS}, x.*
                           FROM folders fo JOIN (${SELECT_FOLDERS}) x ON x.id = fo.id
                           WHERE fo.parent_id = $1) l ORDER BY l.name`,

@@ -1,7 +1,6 @@
 import fp from 'fastify-plugin';
 import type pg from 'pg';
 import { FreeLoaderError, type GroupView, type ShareView } from '@freeloader/protocol';
-import type { Membership } from '../auth/permissions.js';
 import type { Queryable } from '../db/pool.js';
 import { isPgError, UNIQUE_VIOLATION } from './rows.js';
 
@@ -57,6 +56,18 @@ export const accessFields = (r: AccessRow) => ({
   sharing: r.sharing,
 });
 
+/** A group a user is in, and whether as one of its managers (permissions.ts's Membership). */
+export interface MembershipRow {
+  groupId: string;
+  manager: boolean;
+}
+
+/** An audience a folder or dataset is shared with (permissions.ts's Share). */
+export interface ShareRow {
+  groupId: string | null;
+  manage: boolean;
+}
+
 /** A folder or dataset addressed by id. */
 export interface ItemRef {
   kind: 'dataset' | 'folder';
@@ -67,7 +78,7 @@ const column = (item: ItemRef) => (item.kind === 'dataset' ? 'dataset_id' : 'fol
 /** Groups, memberships, shares and owners: the SQL behind permissions.ts. */
 export function createOwnershipRepo(pool: pg.Pool) {
   return {
-    async membershipsOf(userId: string): Promise<Membership[]> {
+    async membershipsOf(userId: string): Promise<MembershipRow[]> {
       const { rows } = await pool.query<{ group_id: string; manager: boolean }>(
         'SELECT group_id, manager FROM group_members WHERE user_id = $1',
         [userId],
@@ -115,7 +126,7 @@ export function createOwnershipRepo(pool: pg.Pool) {
     },
 
     /** The shares set on a dataset itself (a retried import carries them over). */
-    async ownSharesOf(db: Queryable, datasetId: string) {
+    async ownSharesOf(db: Queryable, datasetId: string): Promise<ShareRow[]> {
       const { rows } = await db.query<{ group_id: string | null; manage: boolean }>(
         'SELECT group_id, manage FROM shares WHERE dataset_id = $1',
         [datasetId],
