@@ -14,6 +14,7 @@ export * from './schemas/morsels.js';
 export * from './schemas/events.js';
 export * from './schemas/health.js';
 export * from './schemas/users.js';
+export * from './schemas/sharing.js';
 export * from './schemas/params.js';
 export * from './schemas/namespace.js';
 export * from './schemas/holdings.js';

@@ -20,6 +20,7 @@ import jobsRepo from './repositories/jobs.js';
 import ratesRepo from './repositories/rates.js';
 import joinTokensRepo from './repositories/join-tokens.js';
 import namespaceRepo from './repositories/namespace.js';
+import ownershipRepo from './repositories/ownership.js';
 import placementRepo from './repositories/placement.js';
 import reservationsRepo from './repositories/reservations.js';
 import signingKeys from './repositories/settings.js';
@@ -106,6 +107,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       joinTokensRepo,
       agentsRepo,
       namespaceRepo,
+      ownershipRepo,
       placementRepo,
       reservationsRepo,
       jobsRepo,

@@ -7,6 +7,7 @@ import { registerLogin } from './commands/login.js';
 import { registerManager } from './commands/manager.js';
 import { registerMount, registerUnmount } from './commands/mount.js';
 import { registerNamespace, registerRemove } from './commands/namespace.js';
+import { registerSharing } from './commands/sharing.js';
 import { registerToken } from './commands/token.js';
 import { registerUser } from './commands/user.js';
 import { registerCache, registerSource } from './commands/source.js';
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerLogin(program);
   registerNamespace(program);
   registerRemove(program);
+  registerSharing(program);
   registerImport(program);
   registerGet(program);
   registerCluster(program);

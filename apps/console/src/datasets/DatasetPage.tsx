@@ -17,6 +17,7 @@ import { DatasetActions } from './DatasetActions';
 import { healthText, healthTone, TONE_COLOR } from './health-label';
 import { PlacementMap } from './PlacementMap';
 import { ReadPanel } from './ReadPanel';
+import { SharingPanel } from './SharingPanel';
 import { mergeRatePoints } from './throughput-points';
 
 function Fact({ label, children }: { label: string; children: React.ReactNode }) {
@@ -103,20 +104,26 @@ export function DatasetPage() {
             from {d.sourceUri ?? 'no source'}
           </Text>
         </Stack>
-        <Group gap="xs">
-          <ImportControls
-            datasetId={d.id}
-            name={d.path}
-            state={d.state}
-            onRetried={(res) => void navigate(`/datasets/${res.datasetId}`, { replace: true })}
-          />
-          <DatasetActions dataset={d} />
-        </Group>
+        {/* Only those who may manage it (owner, its group's managers, admins) see these. */}
+        {d.mayManage !== false && (
+          <Group gap="xs">
+            <ImportControls
+              datasetId={d.id}
+              name={d.path}
+              state={d.state}
+              onRetried={(res) => void navigate(`/datasets/${res.datasetId}`, { replace: true })}
+            />
+            <DatasetActions dataset={d} />
+          </Group>
+        )}
       </Group>
       {d.error && <ErrorAlert error={new Error(d.error)} title="The last import failed" />}
       <Paper withBorder p="md">
         <Facts d={d} />
       </Paper>
+      <Section title="Owner and sharing">
+        <SharingPanel dataset={d} />
+      </Section>
       <Section title="How to read this dataset">
         <ReadPanel dataset={d} />
       </Section>

@@ -48,12 +48,14 @@ export function DatasetTable({
               Donors
             </Table.Th>
             <Table.Th visibleFrom="sm">Last access</Table.Th>
+            <Table.Th visibleFrom="sm">Owner</Table.Th>
+            <Table.Th visibleFrom="sm">Shared with</Table.Th>
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
           {folders.map((f) => (
             <Table.Tr key={f.id}>
-              <Table.Td colSpan={8}>
+              <Table.Td colSpan={10}>
                 <UnstyledButton
                   onClick={() => onOpenFolder?.(f.path)}
                   aria-label={`open folder ${lastName(f.path)}`}
@@ -109,10 +111,24 @@ export function DatasetTable({
               <Table.Td style={{ whiteSpace: 'nowrap' }} visibleFrom="sm">
                 <Text size="sm">{formatSince(d.lastAccessAt)}</Text>
               </Table.Td>
+              <Table.Td visibleFrom="sm" data-testid="dataset-owner">
+                <Text size="sm">{d.owner ?? '—'}</Text>
+              </Table.Td>
+              <Table.Td visibleFrom="sm" maw={200} data-testid="dataset-sharing">
+                <Text size="xs" c="dimmed" truncate="end">
+                  {sharedWith(d)}
+                </Text>
+              </Table.Td>
             </Table.Tr>
           ))}
         </Table.Tbody>
       </Table>
     </Table.ScrollContainer>
   );
+}
+
+/** Whom a dataset is shared with, in one short line ('—' when only its owner reads it). */
+function sharedWith(d: DatasetView): string {
+  const names = (d.sharing ?? []).map((s) => s.group ?? 'site');
+  return names.length ? [...new Set(names)].join(', ') : '—';
 }

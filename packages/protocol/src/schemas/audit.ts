@@ -15,6 +15,13 @@ export const AuditAction = Type.Union(
     'agent.revoke',
     'user.create',
     'settings.sources',
+    'share.add',
+    'share.remove',
+    'owner.change',
+    'group.create',
+    'group.delete',
+    'group.member_add',
+    'group.member_remove',
   ].map((a) => Type.Literal(a)),
 );
 export type AuditAction = Static<typeof AuditAction>;

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { MAX_MORSEL_SIZE, MAX_REPLICAS, MIN_MORSEL_SIZE } from '../limits.js';
 import { Bytes, NamespacePath, Timestamp, Uri, Uuid } from './common.js';
 import { PlacementPolicy } from './placement-policy.js';
+import { Ownership } from './sharing.js';
 import { SuffixPlan } from './suffix-plan.js';
 import { ThrottleReasons } from './throttle.js';
 
@@ -53,6 +54,7 @@ export const DatasetView = Type.Object({
   availabilityTarget: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
   /** Live copies per morsel against the wanted n (absent where not computed). */
   health: Type.Optional(DatasetHealth),
+  ...Ownership,
 });
 export type DatasetView = Static<typeof DatasetView>;
 
@@ -60,6 +62,7 @@ export const FolderView = Type.Object({
   id: Uuid,
   path: Type.String(),
   createdAt: Timestamp,
+  ...Ownership,
 });
 export type FolderView = Static<typeof FolderView>;
 

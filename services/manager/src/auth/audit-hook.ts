@@ -6,12 +6,13 @@ import type { AuditRecord } from '../repositories/audit.js';
 
 type Body = Record<string, unknown> | undefined;
 type Params = Record<string, string> | undefined;
+type Query = Record<string, string> | undefined;
 
 interface Audited {
   action: AuditAction;
   /** What was acted on, from the request (never a secret). */
-  target: (params: Params, body: Body) => string | null;
-  details?: (body: Body) => Record<string, unknown>;
+  target: (params: Params, body: Body, query: Query) => string | null;
+  details?: (body: Body, query: Query) => Record<string, unknown>;
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -39,6 +40,32 @@ const AUDITED: Record<string, Audited> = {
     target: (_p, b) => str(b?.username),
     details: (b) => ({ role: b?.role ?? 'scientist' }),
   },
+  'PUT /api/v1/shares': {
+    action: 'share.add',
+    target: (_p, b) => str(b?.path),
+    details: (b) => ({ with: str(b?.group) ?? 'site', manage: b?.manage === true }),
+  },
+  'DELETE /api/v1/shares': {
+    action: 'share.remove',
+    target: (_p, _b, q) => str(q?.path),
+    details: (_b, q) => ({ with: str(q?.group) ?? 'site' }),
+  },
+  'PUT /api/v1/owner': {
+    action: 'owner.change',
+    target: (_p, b) => str(b?.path),
+    details: (b) => ({ to: str(b?.username) }),
+  },
+  'POST /api/v1/groups': { action: 'group.create', target: (_p, b) => str(b?.name) },
+  'DELETE /api/v1/groups/:name': { action: 'group.delete', target: (p) => p?.name ?? null },
+  'PUT /api/v1/groups/:name/members/:username': {
+    action: 'group.member_add',
+    target: (p) => (p ? `${p.name}/${p.username}` : null),
+    details: (b) => ({ manager: b?.manager === true }),
+  },
+  'DELETE /api/v1/groups/:name/members/:username': {
+    action: 'group.member_remove',
+    target: (p) => (p ? `${p.name}/${p.username}` : null),
+  },
   'PUT /api/v1/settings/sources': {
     action: 'settings.sources',
     target: () => 'source allow list',
@@ -56,9 +83,11 @@ const LOGIN = 'POST /api/v1/auth/login';
 export function auditRecordOf(
   key: string,
   status: number,
-  req: Pick<FastifyRequest, 'user' | 'agent' | 'ip' | 'body' | 'params'>,
+  req: Pick<FastifyRequest, 'user' | 'agent' | 'ip' | 'body' | 'params'> &
+    Partial<Pick<FastifyRequest, 'query'>>,
 ): AuditRecord | null {
   const body = (req.body ?? undefined) as Body;
+  const query = (req.query ?? undefined) as Query;
   const who = {
     userId: req.user?.id ?? null,
     agentId: req.agent?.id ?? null,
@@ -86,9 +115,9 @@ export function auditRecordOf(
     ...who,
     actor,
     action: audited.action,
-    target: audited.target(req.params as Params, body),
+    target: audited.target(req.params as Params, body, query),
     outcome: status === 403 ? 'refused' : 'ok',
-    details: audited.details?.(body) ?? {},
+    details: audited.details?.(body, query) ?? {},
   };
 }
 

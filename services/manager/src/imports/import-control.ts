@@ -1,4 +1,5 @@
 import { FreeLoaderError, type ImportControlResult, type UserView } from '@freeloader/protocol';
+import type { Share } from '../auth/permissions.js';
 import { withTransaction } from '../db/pool.js';
 import {
   carryFailures,
@@ -14,19 +15,10 @@ import type { ImportDeps } from './import-deps.js';
 import { failImport } from './import-outcome.js';
 import { startImport } from './start-import.js';
 
-/** Only an admin or the user who started an import may stop or restart it. */
-function authorize(user: UserView, row: ImportControlRow, verb: string): void {
-  if (user.role === 'admin' || (row.createdBy !== null && row.createdBy === user.id)) return;
-  throw new FreeLoaderError(
-    'FORBIDDEN',
-    `only an admin or the user who started the import of ${row.path} may ${verb} it`,
-  );
-}
-
-async function controlled(deps: ImportDeps, datasetId: string, user: UserView, verb: string) {
+/** The dataset's control row (who may cancel or retry it is the route's check: 'manage'). */
+async function controlled(deps: ImportDeps, datasetId: string) {
   const row = await importControlRow(deps.pg, datasetId);
   if (!row) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${datasetId}`);
-  authorize(user, row, verb);
   return row;
 }
 
@@ -42,7 +34,7 @@ export async function cancelImport(
   datasetId: string,
   user: UserView,
 ): Promise<ImportControlResult> {
-  const row = await controlled(deps, datasetId, user, 'cancel');
+  const row = await controlled(deps, datasetId);
   if (row.state !== 'importing') {
     throw new FreeLoaderError('CONFLICT', `${row.path} is ${row.state}, not importing`);
   }
@@ -58,8 +50,8 @@ export async function cancelImport(
 /**
  * Retry a failed import: the failed dataset row goes (its delete jobs still clean the donors)
  * and the same source is imported again under the same path, as the same starter, with the
- * same placement policy. The new dataset keeps the old one's failed attempts and throughput
- * history. If the new import
+ * same placement policy. The new dataset keeps the old one's owner, shares, failed attempts and
+ * throughput history. If the new import
  * cannot start (source gone, no space) the path is left `failed` with that reason: nothing is
  * lost, and the caller gets the error.
  */
@@ -68,7 +60,7 @@ export async function retryImport(
   datasetId: string,
   user: UserView,
 ): Promise<ImportControlResult> {
-  const row = await controlled(deps, datasetId, user, 'retry');
+  const row = await controlled(deps, datasetId);
   if (row.state !== 'failed') {
     throw new FreeLoaderError(
       'CONFLICT',
@@ -82,8 +74,9 @@ export async function retryImport(
     const locked = await importControlRow(tx, datasetId, true);
     if (locked?.state !== 'failed') return null;
     const jobs = await failedJobsOf(tx, datasetId);
+    const shares = await deps.ownershipRepo.ownSharesOf(tx, datasetId);
     await removeFailedDataset(tx, datasetId);
-    return { jobs, row: locked };
+    return { jobs, shares, row: locked };
   });
   if (!taken) throw new FreeLoaderError('CONFLICT', `${row.path} is already being retried`);
   const starter = taken.row.createdBy ?? user.id;
@@ -102,6 +95,7 @@ export async function retryImport(
       starter,
     );
     const id = started.dataset!.id;
+    await keepOwnership(deps, id, taken.row.ownerId, taken.shares);
     await carryFailures(deps.pg, taken.jobs, id);
     await adoptHistory(deps.pg, 'dataset_rate', datasetId, id);
     deps.log.info({ dataset: id, previous: datasetId, by: user.username }, 'import retried');
@@ -111,7 +105,7 @@ export async function retryImport(
       previousDatasetId: datasetId,
     };
   } catch (e) {
-    await restoreFailed(deps, taken.row, taken.jobs, e).catch((err: unknown) =>
+    await restoreFailed(deps, taken.row, taken.jobs, taken.shares, e).catch((err: unknown) =>
       deps.log.error({ err }, 'could not record the failed retry'),
     );
     throw e;
@@ -123,6 +117,7 @@ async function restoreFailed(
   deps: ImportDeps,
   row: ImportControlRow,
   jobs: string[],
+  shares: readonly Share[],
   cause: unknown,
 ): Promise<void> {
   const again = await deps.namespaceRepo.createDataset({
@@ -134,6 +129,19 @@ async function restoreFailed(
   await setReplication(deps.pg, again.id, row.replicas, row.availabilityTarget);
   const reason = cause instanceof Error ? cause.message : String(cause);
   await markFailed(deps.pg, again.id, `retry failed: ${reason}`, row.createdBy);
+  await keepOwnership(deps, again.id, row.ownerId, shares);
   await carryFailures(deps.pg, jobs, again.id);
   deps.events.publish({ type: 'dataset', datasetId: again.id, state: 'failed' });
+}
+
+/** The retried dataset is the old one's: same owner (it may have been chowned), same shares. */
+async function keepOwnership(
+  deps: ImportDeps,
+  datasetId: string,
+  ownerId: string | null,
+  shares: readonly Share[],
+): Promise<void> {
+  const item = { kind: 'dataset' as const, id: datasetId };
+  if (ownerId) await deps.ownershipRepo.chown(item, ownerId);
+  for (const s of shares) await deps.ownershipRepo.share(item, s.groupId, s.manage);
 }

@@ -5,6 +5,7 @@ import type { ImportPolicyDeps } from '../placement/import-policy.js';
 import type { PlaceExtentsDeps } from '../placement/place-extents.js';
 import type { ProbeDeps } from '../placement/probe-source.js';
 import type { NamespaceRepo } from '../repositories/namespace.js';
+import type { OwnershipRepo } from '../repositories/ownership.js';
 import type { ReservationsRepo } from '../repositories/reservations.js';
 import type { JobsRepo } from '../repositories/jobs.js';
 
@@ -14,6 +15,7 @@ import type { JobsRepo } from '../repositories/jobs.js';
  */
 export interface ImportDeps extends PlaceExtentsDeps, ImportPolicyDeps, ProbeDeps {
   namespaceRepo: Pick<NamespaceRepo, 'createDataset' | 'get'>;
+  ownershipRepo: Pick<OwnershipRepo, 'ownSharesOf' | 'chown' | 'share'>;
   reservationsRepo: Pick<ReservationsRepo, 'reserve' | 'releaseDataset' | 'commitDataset'>;
   jobsRepo: Pick<JobsRepo, 'unfinished'>;
   config: Pick<Config, 'replicasDefault' | 'allowFileUris'>;

@@ -90,6 +90,8 @@ export async function startImport(
     etag: probe.etag,
     lastModified: probe.lastModified,
     state: plan.morsels === 0 ? 'ready' : 'importing',
+    // The importing user owns it (and any folder the import creates).
+    ownerId: userIdOf(who),
   });
   await markPrefixImport(deps, dataset.id, cacheBytes, probe.size);
   await recordStarter(deps.pg, dataset.id, path, userIdOf(who));

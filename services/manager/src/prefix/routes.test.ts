@@ -7,12 +7,16 @@ import { cacheSpace } from './eviction.js';
 let h: Harness;
 let admin: string;
 let user: string;
+/** The scientist the datasets below belong to (they pin and read them). */
+let userId: string;
 const agents: Array<{ agentId: string; auth: string }> = [];
 
 beforeAll(async () => {
   h = await startHarness();
   admin = (await h.login('admin')).authorization;
-  user = (await h.login()).authorization;
+  const login = await h.login();
+  user = login.authorization;
+  userId = login.userId;
   for (let i = 0; i < 3; i++) agents.push(await h.enroll({ quotaBytes: 32 * MiB }));
 });
 afterAll(async () => {
@@ -28,6 +32,7 @@ async function dataset(path: string, size: number, cached: number, uri: string) 
     sourceUri: uri,
     sizeBytes: size,
     state: 'ready',
+    ownerId: userId,
   });
   await h.app.pg.query('UPDATE datasets SET cached_bytes = $2 WHERE id = $1', [d.id, cached]);
   return d.id;

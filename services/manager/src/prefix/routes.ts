@@ -19,6 +19,7 @@ import {
   SuffixPlan,
   SuffixPlanRequest,
 } from '@freeloader/protocol';
+import { requireDataset } from '../auth/access.js';
 import { principalOf, requireAgent, requireUser, requireUserOrAgent } from '../auth/guards.js';
 import { sourceKey } from './source-key.js';
 
@@ -103,6 +104,9 @@ const prefixRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req) => {
+      const dataset = await app.namespaceRepo.get(req.params.id);
+      if (!dataset) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${req.params.id}`);
+      await requireDataset(req, 'manage', dataset, req.body.pinned ? 'pin' : 'unpin');
       const found = await app.prefixCache.cache.pin(req.params.id, req.body.pinned);
       if (!found) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${req.params.id}`);
       return { ok: true as const };
@@ -161,6 +165,7 @@ const prefixRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (req) => {
       const dataset = await app.namespaceRepo.get(req.params.id);
       if (!dataset) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${req.params.id}`);
+      await requireDataset(req, 'read', dataset);
       return app.prefixCache.sessions.open(dataset, principalOf(req), req.body ?? {});
     },
   );

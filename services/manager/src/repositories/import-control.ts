@@ -41,6 +41,8 @@ export interface ImportControlRow {
   sizeBytes: number;
   error: string | null;
   createdBy: string | null;
+  /** The owner (permissions.ts); a retry keeps it. */
+  ownerId: string | null;
   policy: PlacementPolicy | null;
   /** Copies wanted, and the availability target they came from (null: asked as a count). */
   replicas: number;
@@ -48,6 +50,7 @@ export interface ImportControlRow {
 }
 
 const SELECT_CONTROL = `SELECT d.id, d.state, d.source_uri, d.size_bytes, d.error, d.created_by,
+    d.owner_id,
     d.placement_policy, d.replicas, d.availability_target,
     CASE WHEN f.path = '' THEN d.name ELSE f.path || '/' || d.name END AS path
   FROM datasets d CROSS JOIN LATERAL folder_path(d.folder_id) AS f(path) WHERE d.id = $1`;
@@ -60,6 +63,7 @@ interface ControlRow {
   size_bytes: number;
   error: string | null;
   created_by: string | null;
+  owner_id: string | null;
   placement_policy: PlacementPolicy | null;
   replicas: number;
   availability_target: number | null;
@@ -73,6 +77,7 @@ const toControl = (r: ControlRow): ImportControlRow => ({
   sizeBytes: Number(r.size_bytes),
   error: r.error,
   createdBy: r.created_by,
+  ownerId: r.owner_id,
   policy: r.placement_policy,
   replicas: r.replicas,
   availabilityTarget: r.availability_target,

@@ -10,10 +10,18 @@ import {
   type PlacementPolicy,
 } from '@freeloader/protocol';
 import { withTransaction, type Queryable } from '../db/pool.js';
+import {
+  accessFields,
+  datasetAccessColumns,
+  FOLDER_ACCESS_COLUMNS,
+  FOLDER_SUBTREE_COLUMNS,
+  type AccessRow,
+  type ShareRow,
+} from './ownership.js';
 import { ROOT_FOLDER_ID, splitPath } from './paths.js';
 import { iso, isoOrNull, isPgError, UNIQUE_VIOLATION } from './rows.js';
 
-interface DatasetRow {
+interface DatasetRow extends AccessRow {
   id: string;
   path: string;
   source_uri: string | null;
@@ -32,8 +40,9 @@ interface DatasetRow {
   availability_target: number | null;
 }
 
+const DATASET_PATH = `CASE WHEN f.path = '' THEN d.name ELSE f.path || '/' || d.name END`;
 const SELECT_DATASETS = `
-  SELECT d.id, CASE WHEN f.path = '' THEN d.name ELSE f.path || '/' || d.name END AS path,
+  SELECT d.id, ${DATASET_PATH} AS path, ${datasetAccessColumns(DATASET_PATH)},
          d.source_uri, d.size_bytes, d.morsel_size, d.etag, d.last_modified, d.state,
          d.cached_bytes, d.error, d.created_at, d.last_access_at, d.placement_policy,
          d.replicas, d.availability_target,
@@ -58,7 +67,28 @@ const toDataset = (r: DatasetRow): DatasetView => ({
   ...(r.placement_policy ? { policy: r.placement_policy } : {}),
   replicas: r.replicas,
   availabilityTarget: r.availability_target,
+  ...accessFields(r),
 });
+
+interface FolderRow extends AccessRow {
+  id: string;
+  path: string;
+  created_at: Date;
+}
+const SELECT_FOLDERS = `SELECT fo.id, folder_path(fo.id) AS path, fo.created_at, ${FOLDER_ACCESS_COLUMNS}
+  FROM folders fo`;
+const toFolder = (r: FolderRow): FolderView => ({
+  id: r.id,
+  path: r.path,
+  createdAt: iso(r.created_at),
+  ...accessFields(r),
+});
+
+/** A folder in a listing, with what seeing it depends on (see canSee). */
+export interface ListedFolder extends FolderView {
+  /** Owners of everything in it, and shares on, below and above it (permissions.ts's Subtree). */
+  subtree: { ownerIds: (string | null)[]; shares: ShareRow[] };
+}
 
 export interface NewDataset {
   /** Full namespace path; missing parent folders are created. */
@@ -69,6 +99,8 @@ export interface NewDataset {
   etag?: string | null;
   lastModified?: string | null;
   state?: DatasetState;
+  /** The owning user (the importer); absent or null: only admins manage it. */
+  ownerId?: string | null;
 }
 
 /** The folder id at `names` (walked in one recursive query), or null when any level is missing. */
@@ -96,7 +128,11 @@ async function datasetNamed(db: Queryable, folderId: string, name: string): Prom
 }
 
 /** mkdir -p inside a transaction; returns the deepest folder's id. */
-async function ensureFolders(tx: Queryable, names: readonly string[]): Promise<string> {
+async function ensureFolders(
+  tx: Queryable,
+  names: readonly string[],
+  ownerId: string | null,
+): Promise<string> {
   let parent = ROOT_FOLDER_ID;
   for (const [i, name] of names.entries()) {
     if (await datasetNamed(tx, parent, name)) {
@@ -104,10 +140,10 @@ async function ensureFolders(tx: Queryable, names: readonly string[]): Promise<s
       throw new FreeLoaderError('ALREADY_EXISTS', `"${at}" is a dataset, not a folder`);
     }
     const { rows } = await tx.query<{ id: string }>(
-      `WITH ins AS (INSERT INTO folders (parent_id, name) VALUES ($1, $2)
+      `WITH ins AS (INSERT INTO folders (parent_id, name, owner_id) VALUES ($1, $2, $3)
                     ON CONFLICT (parent_id, name) DO NOTHING RETURNING id)
        SELECT id FROM ins UNION ALL SELECT id FROM folders WHERE parent_id = $1 AND name = $2`,
-      [parent, name],
+      [parent, name, ownerId],
     );
     // A racing mkdir that committed during our INSERT is invisible to this statement's
     // snapshot; a fresh statement sees it.
@@ -128,15 +164,18 @@ async function ensureFolders(tx: Queryable, names: readonly string[]): Promise<s
 export function createNamespaceRepo(pool: pg.Pool) {
   return {
     /** Folders and datasets directly under `path` ('' for the root); FOLDER_NOT_FOUND if none. */
-    async list(path: string | undefined): Promise<Listing> {
+    async list(
+      path: string | undefined,
+    ): Promise<Omit<Listing, 'folders'> & { folders: ListedFolder[] }> {
       const names = splitPath(path);
       const folderId = await resolveFolder(pool, names);
       if (!folderId)
         throw new FreeLoaderError('FOLDER_NOT_FOUND', `no folder "${names.join('/')}"`);
       const [folders, datasets] = await Promise.all([
-        pool.query<{ id: string; path: string; created_at: Date }>(
-          `SELECT id, folder_path(id) AS path, created_at FROM folders
-           WHERE parent_id = $1 ORDER BY name`,
+        pool.query<FolderRow & { subtree_owners: (string | null)[]; subtree_shares: ShareRow[] }>(
+          `SELECT * FROM (SELECT fo.name, ${FOLDER_SUBTREE_COLUMNS}, x.*
+                          FROM folders fo JOIN (${SELECT_FOLDERS}) x ON x.id = fo.id
+                          WHERE fo.parent_id = $1) l ORDER BY l.name`,
           [folderId],
         ),
         pool.query<DatasetRow>(`${SELECT_DATASETS} WHERE d.folder_id = $1 ORDER BY d.name`, [
@@ -146,23 +185,28 @@ export function createNamespaceRepo(pool: pg.Pool) {
       return {
         path: names.join('/'),
         folders: folders.rows.map((f) => ({
-          id: f.id,
-          path: f.path,
-          createdAt: iso(f.created_at),
+          ...toFolder(f),
+          subtree: { ownerIds: f.subtree_owners, shares: f.subtree_shares },
         })),
         datasets: datasets.rows.map(toDataset),
       };
     },
 
     /** Create `path` and any missing parents; returns the folder (existing or new). */
-    async mkdirp(path: string): Promise<FolderView> {
+    /** Create `path` and any missing parents (owned by `ownerId`); returns the folder. */
+    async mkdirp(path: string, ownerId: string | null = null): Promise<FolderView> {
       const names = splitPath(path);
-      const id = await withTransaction(pool, (tx) => ensureFolders(tx, names));
-      const { rows } = await pool.query<{ path: string; created_at: Date }>(
-        'SELECT folder_path(id) AS path, created_at FROM folders WHERE id = $1',
-        [id],
-      );
-      return { id, path: rows[0]!.path, createdAt: iso(rows[0]!.created_at) };
+      const id = await withTransaction(pool, (tx) => ensureFolders(tx, names, ownerId));
+      const { rows } = await pool.query<FolderRow>(`${SELECT_FOLDERS} WHERE fo.id = $1`, [id]);
+      return toFolder(rows[0]!);
+    },
+
+    /** The folder at `path` ('' is the root) with its owner and sharing, or null. */
+    async folderAt(path: string): Promise<FolderView | null> {
+      const id = await resolveFolder(pool, splitPath(path));
+      if (!id) return null;
+      const { rows } = await pool.query<FolderRow>(`${SELECT_FOLDERS} WHERE fo.id = $1`, [id]);
+      return rows[0] ? toFolder(rows[0]) : null;
     },
 
     /** Register a dataset at `path` (parents created); ALREADY_EXISTS when the name is taken. */
@@ -171,7 +215,7 @@ export function createNamespaceRepo(pool: pg.Pool) {
       const name = names.pop();
       if (!name) throw new FreeLoaderError('VALIDATION_FAILED', 'a dataset needs a name');
       const id = await withTransaction(pool, async (tx) => {
-        const folderId = await ensureFolders(tx, names);
+        const folderId = await ensureFolders(tx, names, input.ownerId ?? null);
         const clash = await tx.query('SELECT 1 FROM folders WHERE parent_id = $1 AND name = $2', [
           folderId,
           name,
@@ -181,8 +225,8 @@ export function createNamespaceRepo(pool: pg.Pool) {
         }
         const { rows } = await tx.query<{ id: string }>(
           `INSERT INTO datasets (folder_id, name, source_uri, size_bytes, morsel_size, etag,
-                                 last_modified, state)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+                                 last_modified, state, owner_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
           [
             folderId,
             name,
@@ -192,6 +236,7 @@ export function createNamespaceRepo(pool: pg.Pool) {
             input.etag ?? null,
             input.lastModified ?? null,
             input.state ?? 'importing',
+            input.ownerId ?? null,
           ],
         );
         return rows[0]!.id;
@@ -226,7 +271,7 @@ export function createNamespaceRepo(pool: pg.Pool) {
      * Datasets whose path contains `query` (case-insensitive, literally: `%` and `_` are not
      * wildcards), by path; every dataset when the query is empty.
      */
-    async search(query: string, limit: number): Promise<DatasetView[]> {
+    async search(query: string, limit: number | null): Promise<DatasetView[]> {
       const pattern = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
       const { rows } = await pool.query<DatasetRow>(
         `SELECT * FROM (${SELECT_DATASETS}) s WHERE s.path ILIKE $1 ORDER BY s.path LIMIT $2`,

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import {
   DatasetPlacement,
@@ -11,14 +12,16 @@ import {
   ThroughputHistory,
   type AgentState,
 } from '@freeloader/protocol';
+import { readableOnly, requireDataset } from '../auth/access.js';
 import { requireUser } from '../auth/guards.js';
 import { withHealth } from '../placement/health-views.js';
 
 /** Read-only dataset views for the console: search, placement for display, throughput history. */
 const datasetViews: FastifyPluginAsyncTypebox = async (app) => {
-  async function mustGet(id: string): Promise<DatasetView> {
+  async function mustRead(req: FastifyRequest, id: string): Promise<DatasetView> {
     const dataset = await app.namespaceRepo.get(id);
     if (!dataset) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${id}`);
+    await requireDataset(req, 'read', dataset);
     return dataset;
   }
 
@@ -33,11 +36,15 @@ const datasetViews: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.Array(DatasetView), 400: E, 401: E, 500: E },
       },
     },
-    async (req) =>
-      withHealth(
-        app,
-        await app.namespaceRepo.search(req.query.query ?? '', req.query.limit ?? 100),
-      ),
+    async (req) => {
+      // Non-admins search everything matching, then keep what they may read, up to the limit.
+      const limit = req.query.limit ?? 100;
+      const found = await app.namespaceRepo.search(
+        req.query.query ?? '',
+        req.user!.role === 'admin' ? limit : null,
+      );
+      return withHealth(app, (await readableOnly(req, found)).slice(0, limit));
+    },
   );
 
   app.get(
@@ -48,11 +55,11 @@ const datasetViews: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['datasets'],
         summary: 'Which donor holds which stripes (no capability; not counted as an access)',
         params: IdParams,
-        response: { 200: DatasetPlacement, 400: E, 401: E, 404: E, 500: E },
+        response: { 200: DatasetPlacement, 400: E, 401: E, 403: E, 404: E, 500: E },
       },
     },
     async (req) => {
-      const dataset = await mustGet(req.params.id);
+      const dataset = await mustRead(req, req.params.id);
       const extents = await app.placementRepo.getPlacement(dataset.id);
       const agents = await app.agentsRepo.getMany([...new Set(extents.flatMap((e) => e.donors))]);
       return {
@@ -76,11 +83,11 @@ const datasetViews: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['datasets'],
         summary: 'Recent import throughput of a dataset (kept in memory; empty after a restart)',
         params: IdParams,
-        response: { 200: ThroughputHistory, 400: E, 401: E, 404: E, 500: E },
+        response: { 200: ThroughputHistory, 400: E, 401: E, 403: E, 404: E, 500: E },
       },
     },
     async (req) => {
-      const dataset = await mustGet(req.params.id);
+      const dataset = await mustRead(req, req.params.id);
       return { datasetId: dataset.id, samples: app.throughput.history(dataset.id) };
     },
   );

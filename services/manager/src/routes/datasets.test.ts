@@ -6,9 +6,13 @@ import { startHarness, type Harness } from '../test/harness.js';
 
 let h: Harness;
 let user: string;
+/** The datasets these tests make are the signed-in scientist's, as an import of theirs would be. */
+let mine: { ownerId: string };
 beforeAll(async () => {
   h = await startHarness();
-  user = (await h.login('scientist')).authorization;
+  const login = await h.login('scientist');
+  user = login.authorization;
+  mine = { ownerId: login.userId };
 });
 afterAll(async () => {
   await h?.close();
@@ -35,7 +39,7 @@ describe('namespace', () => {
       payload: { path: 'climate/cmip6' },
     });
     expect(again.statusCode).toBe(201);
-    await h.app.namespaceRepo.createDataset({ path: 'climate/cmip6/pr.nc', sizeBytes: 5 });
+    await h.app.namespaceRepo.createDataset({ path: 'climate/cmip6/pr.nc', sizeBytes: 5, ...mine });
 
     const root = await get('/api/v1/namespace');
     expect(root.json()).toMatchObject({ path: '', folders: [{ path: 'climate' }], datasets: [] });
@@ -66,6 +70,7 @@ describe('namespace', () => {
 describe('datasets', () => {
   it('finds a dataset by id and by path', async () => {
     const ds = await h.app.namespaceRepo.createDataset({
+      ...mine,
       path: 'find/me.bin',
       sizeBytes: 3,
       sourceUri: 'https://x/y',
@@ -95,6 +100,7 @@ describe('datasets', () => {
     const a = await h.enroll();
     const b = await h.enroll();
     const ds = await h.app.namespaceRepo.createDataset({
+      ...mine,
       path: 'maps/x',
       sizeBytes: 5000,
       morselSize: 65536,
@@ -136,7 +142,7 @@ describe('datasets', () => {
   });
 
   it('deletes a dataset without donors at once', async () => {
-    const ds = await h.app.namespaceRepo.createDataset({ path: 'gone/now', sizeBytes: 1 });
+    const ds = await h.app.namespaceRepo.createDataset({ path: 'gone/now', sizeBytes: 1, ...mine });
     const res = await h.call({
       method: 'DELETE',
       url: `/api/v1/datasets/${ds.id}`,
@@ -148,7 +154,11 @@ describe('datasets', () => {
 
   it('deletes a placed dataset through delete jobs, then gives its space back', async () => {
     const a = await h.enroll({ quotaBytes: 1000 });
-    const ds = await h.app.namespaceRepo.createDataset({ path: 'gone/later', sizeBytes: 10 });
+    const ds = await h.app.namespaceRepo.createDataset({
+      path: 'gone/later',
+      sizeBytes: 10,
+      ...mine,
+    });
     await setPlacement(h.app.pg, ds.id, [
       { copy: 0, first: 0, count: 1, unit: 1, phase: 0, donors: [a.agentId] },
     ]);
@@ -193,7 +203,11 @@ describe('datasets', () => {
 
   it('gives each donor its space back when its own delete job is done', async () => {
     const donors = [await h.enroll({ quotaBytes: 1000 }), await h.enroll({ quotaBytes: 1000 })];
-    const ds = await h.app.namespaceRepo.createDataset({ path: 'gone/two', sizeBytes: 20 });
+    const ds = await h.app.namespaceRepo.createDataset({
+      path: 'gone/two',
+      sizeBytes: 20,
+      ...mine,
+    });
     await setPlacement(h.app.pg, ds.id, [
       { copy: 0, first: 0, count: 2, unit: 1, phase: 0, donors: donors.map((d) => d.agentId) },
     ]);
@@ -257,7 +271,7 @@ describe('placement helpers', () => {
   });
 
   it('merges hashes written out of order across the 4096-digest rows', async () => {
-    const ds = await h.app.namespaceRepo.createDataset({ path: 'hashes/x', sizeBytes: 1 });
+    const ds = await h.app.namespaceRepo.createDataset({ path: 'hashes/x', sizeBytes: 1, ...mine });
     const all = Buffer.concat(Array.from({ length: 9000 }, (_, i) => digest(i)));
     await putHashes(h.app.pg, ds.id, 8000, all.subarray(8000 * 32));
     await putHashes(h.app.pg, ds.id, 0, all.subarray(0, 4100 * 32));

@@ -11,6 +11,7 @@ import {
   signCapability,
   type AgentState,
 } from '@freeloader/protocol';
+import { requireDataset, withMayManage } from '../auth/access.js';
 import { principalOf, requireUser, requireUserOrAgent } from '../auth/guards.js';
 import { deleteDataset, type DatasetLifecycleDeps } from '../dataset-lifecycle.js';
 import { withHealth } from '../placement/health-views.js';
@@ -19,7 +20,10 @@ import { donorSpeeds } from '../placement/rate-estimates.js';
 import { throttleFields } from '../throttle-view.js';
 import { faultsOfDataset } from '../repositories/morsel-faults.js';
 
-/** Dataset views, the read map (extents, donors, hashes, capability) and deletion. */
+/**
+ * Dataset views, the read map (extents, donors, hashes, capability) and deletion. Each answers
+ * only callers permissions.ts lets read (or, for deletion, manage) the dataset.
+ */
 const datasets: FastifyPluginAsyncTypebox = async (app) => {
   const placement: PlacementDeps = app;
   const lifecycle: DatasetLifecycleDeps = app;
@@ -37,14 +41,15 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['datasets'],
         summary: 'A dataset by its namespace path',
         querystring: PathQuery,
-        response: { 200: DatasetView, 400: E, 401: E, 404: E, 500: E },
+        response: { 200: DatasetView, 400: E, 401: E, 403: E, 404: E, 500: E },
       },
     },
     async (req) => {
       const dataset = await app.namespaceRepo.getByPath(req.query.path);
       if (!dataset)
         throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset "${req.query.path}"`);
-      return (await withHealth(placement, [dataset]))[0]!;
+      await requireDataset(req, 'read', dataset);
+      return withMayManage(req, (await withHealth(placement, [dataset]))[0]!);
     },
   );
 
@@ -59,7 +64,12 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: DatasetView, 400: E, 401: E, 403: E, 404: E, 500: E },
       },
     },
-    async (req) => (await withHealth(placement, [await mustGet(req.params.id)]))[0]!,
+    async (req) => {
+      const dataset = await mustGet(req.params.id);
+      await requireDataset(req, 'read', dataset);
+      const [view] = await withHealth(placement, [dataset]);
+      return req.agent ? view! : withMayManage(req, view!);
+    },
   );
 
   app.get(
@@ -75,6 +85,8 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req) => {
       const dataset = await mustGet(req.params.id);
+      // Before any capability is signed: only readers (and agents that hold it) get one.
+      await requireDataset(req, 'read', dataset);
       if (dataset.state === 'deleting') {
         throw new FreeLoaderError('DATASET_NOT_FOUND', `dataset ${dataset.id} is being deleted`);
       }
@@ -126,15 +138,19 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/datasets/:id',
     {
-      preHandler: requireUserOrAgent,
+      // Users only: agents never delete datasets through the API, only through delete jobs.
+      preHandler: requireUser(),
       schema: {
         tags: ['datasets'],
         summary: 'Delete a dataset: donors drop its morsels, then it is gone',
         params: IdParams,
-        response: { 200: DatasetDeleted, 400: E, 401: E, 404: E, 500: E },
+        response: { 200: DatasetDeleted, 400: E, 401: E, 403: E, 404: E, 500: E },
       },
     },
-    async (req) => ({ ok: true as const, ...(await deleteDataset(lifecycle, req.params.id)) }),
+    async (req) => {
+      await requireDataset(req, 'manage', await mustGet(req.params.id), 'delete');
+      return { ok: true as const, ...(await deleteDataset(lifecycle, req.params.id)) };
+    },
   );
 };
 export default datasets;

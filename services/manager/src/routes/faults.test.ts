@@ -14,7 +14,7 @@ afterAll(async () => {
 const post = (url: string, auth: string, payload: Record<string, unknown>) =>
   h.call({ method: 'POST', url, headers: { authorization: auth }, payload });
 
-/** A dataset of 4 morsels striped over a and b: a holds 0 and 2, b holds 1 and 3. */
+/** A site-readable dataset of 4 morsels striped over a and b: a holds 0 and 2, b 1 and 3. */
 async function striped() {
   const a = await h.enroll();
   const b = await h.enroll();
@@ -26,6 +26,8 @@ async function striped() {
   await setPlacement(h.app.pg, ds.id, [
     { copy: 0, first: 0, count: 4, unit: 1, phase: 0, donors: [a.agentId, b.agentId] },
   ]);
+  // Shared with the site: the reporting clients below are users who may read it.
+  await h.app.ownershipRepo.share({ kind: 'dataset', id: ds.id }, null, false);
   return { a, b, ds };
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { requireDataset } from '../auth/access.js';
 import {
   AgentFaultReport,
   ClientFaultReport,
@@ -55,6 +56,8 @@ const faults: FastifyPluginAsyncTypebox = async (app) => {
     async (req) => {
       const dataset = await app.namespaceRepo.get(req.params.id);
       if (!dataset) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${req.params.id}`);
+      // Only its readers (and donors holding it) have read it and can have found bad copies.
+      await requireDataset(req, 'read', dataset);
       limit.admit(principalOf(req), req.body.faults.length);
       return recordFaultReports(
         deps,

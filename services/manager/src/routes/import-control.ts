@@ -1,22 +1,32 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import {
   ErrorBodySchema as E,
   FailedAttempt,
   FailedAttemptQuery,
+  FreeLoaderError,
   IdParams,
   ImportControlResult,
 } from '@freeloader/protocol';
+import { requireDataset } from '../auth/access.js';
 import { requireUser } from '../auth/guards.js';
 import { cancelImport, retryImport } from '../imports/import-control.js';
 import type { ImportDeps } from '../imports/import-deps.js';
 import { failedAttempts } from '../repositories/failed-attempts.js';
 import { IMPORT_ERRORS } from './imports.js';
 
-/** Cancel and retry of imports (admins, or the user who started one), and failed attempts. */
+/** Cancel and retry of imports (by those who may manage the dataset), and failed attempts. */
 
 const importControl: FastifyPluginAsyncTypebox = async (app) => {
   const deps: ImportDeps = app;
+  /** Cancel and retry are for those who may manage the dataset (permissions.ts). */
+  async function mayManage(req: FastifyRequest, verb: string) {
+    const { id } = req.params as { id: string };
+    const dataset = await app.namespaceRepo.get(id);
+    if (!dataset) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${id}`);
+    await requireDataset(req, 'manage', dataset, verb);
+  }
   app.post(
     '/datasets/:id/cancel',
     {
@@ -28,7 +38,10 @@ const importControl: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ImportControlResult, 400: E, 401: E, 403: E, 404: E, 409: E, 500: E },
       },
     },
-    async (req) => cancelImport(deps, req.params.id, req.user!),
+    async (req) => {
+      await mayManage(req, 'cancel');
+      return cancelImport(deps, req.params.id, req.user!);
+    },
   );
 
   app.post(
@@ -42,7 +55,10 @@ const importControl: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: ImportControlResult, 403: E, ...IMPORT_ERRORS },
       },
     },
-    async (req) => retryImport(deps, req.params.id, req.user!),
+    async (req) => {
+      await mayManage(req, 'retry');
+      return retryImport(deps, req.params.id, req.user!);
+    },
   );
 
   app.get(

@@ -7,6 +7,7 @@ import datasetViews from './dataset-views.js';
 import diagnostics from './diagnostics.js';
 import events from './events.js';
 import faults from './faults.js';
+import groups from './groups.js';
 import health from './health.js';
 import history from './history.js';
 import importControl from './import-control.js';
@@ -21,6 +22,7 @@ import repair from '../repair/routes.js';
 import prefixRoutes from '../prefix/routes.js';
 import reservations from './reservations.js';
 import settings from './settings.js';
+import sharing from './sharing.js';
 import tokens from './tokens.js';
 import transfers from './transfers.js';
 import users from './users.js';
@@ -53,6 +55,8 @@ const api: FastifyPluginAsync = async (app) => {
     history,
     audit,
     settings,
+    groups,
+    sharing,
   ]) {
     await app.register(routes);
   }

@@ -6,6 +6,7 @@ import {
   Listing,
   ListQuery,
 } from '@freeloader/protocol';
+import { readableOnly, visibleFolders } from '../auth/access.js';
 import { requireUser } from '../auth/guards.js';
 import { withHealth } from '../placement/health-views.js';
 
@@ -23,9 +24,11 @@ const namespace: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req) => {
+      // Only what the caller may read; folders that hold something it may read.
       const listing = await app.namespaceRepo.list(req.query.path);
-      await withHealth(app, listing.datasets);
-      return listing;
+      const datasets = await readableOnly(req, listing.datasets);
+      await withHealth(app, datasets);
+      return { ...listing, folders: await visibleFolders(req, listing.folders), datasets };
     },
   );
 
@@ -40,7 +43,9 @@ const namespace: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: FolderView, 400: E, 401: E, 409: E, 500: E },
       },
     },
-    async (req, reply) => reply.status(201).send(await app.namespaceRepo.mkdirp(req.body.path)),
+    // Folders it creates belong to the caller; existing ones keep their owner.
+    async (req, reply) =>
+      reply.status(201).send(await app.namespaceRepo.mkdirp(req.body.path, req.user!.id)),
   );
 };
 export default namespace;

@@ -7,11 +7,12 @@ import { startHarness, type Harness } from '../test/harness.js';
 let h: Harness;
 let admin: string;
 let user: string;
+let userId: string;
 
 beforeAll(async () => {
   h = await startHarness();
   admin = (await h.login('admin')).authorization;
-  user = (await h.login('scientist')).authorization;
+  ({ authorization: user, userId } = await h.login('scientist'));
 });
 afterAll(async () => {
   await h?.close();
@@ -56,6 +57,7 @@ describe('throttle reasons', () => {
       path: 'why/slow.bin',
       sizeBytes: 4 * 65536,
       morselSize: 65536,
+      ownerId: userId, // the scientist reading its map below
     });
     await setPlacement(h.app.pg, ds.id, [
       { copy: 0, first: 0, count: 4, unit: 1, phase: 0, donors: [slow.agentId, fine.agentId] },

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorBodySchema as E, TransferQuery, TransferView } from '@freeloader/protocol';
+import { aboutReadable } from '../auth/access.js';
 import { requireUser } from '../auth/guards.js';
 import type { SoftState } from '../soft-state.js';
 import { throttleFields } from '../throttle-view.js';
@@ -17,7 +18,7 @@ function withThrottle(rows: TransferView[], soft: SoftState): TransferView[] {
   );
 }
 
-/** Jobs as progress rows, most recently active first. */
+/** Jobs as progress rows, most recently active first, of datasets the caller may read. */
 const transfers: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/transfers',
@@ -30,7 +31,12 @@ const transfers: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.Array(TransferView), 400: E, 401: E, 500: E },
       },
     },
-    async (req) => withThrottle(await app.jobsRepo.transfers(req.query), app.softState),
+    // Only transfers of datasets the caller may read (permissions.ts).
+    async (req) =>
+      withThrottle(
+        await aboutReadable(req, await app.jobsRepo.transfers(req.query)),
+        app.softState,
+      ),
   );
 };
 export default transfers;

@@ -5,6 +5,7 @@ import {
   type DatasetView,
   type Listing,
 } from '@freeloader/protocol';
+import { formatAccess } from './sharing.js';
 import { copiesColumn, datasetHealth, type DatasetHealth } from '../dataset-health.js';
 import { defaultManagerUrl } from '../paths.js';
 import { userClient } from '../session.js';
@@ -96,7 +97,7 @@ export function formatStat(d: DatasetView, health: DatasetHealth): string[] {
     ['created', d.createdAt],
     ['last access', d.lastAccessAt ?? '-'],
   ];
-  return [...lines, ...more.map(([k, v]) => `${k.padEnd(14)} ${v}`)];
+  return [...lines, ...more.map(([k, v]) => `${k.padEnd(14)} ${v}`), ...formatAccess(d, d.path)];
 }
 
 /**

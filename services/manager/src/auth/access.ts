@@ -1,0 +1,134 @@
+import type { FastifyRequest } from 'fastify';
+import { FreeLoaderError, type DatasetView, type FolderView } from '@freeloader/protocol';
+import { can, canSee, type Action, type Item, type Principal } from './permissions.js';
+import type { ListedFolder } from '../repositories/namespace.js';
+
+type Owned = Pick<DatasetView | FolderView, 'ownerId' | 'sharing'>;
+
+/** The permission view of a dataset or folder as the repositories return it. */
+export const itemOf = (view: Owned, holders?: readonly string[]): Item => ({
+  ownerId: view.ownerId ?? null,
+  shares: (view.sharing ?? []).map((s) => ({ groupId: s.groupId, manage: s.manage })),
+  ...(holders ? { holders } : {}),
+});
+
+const principals = new WeakMap<FastifyRequest, Promise<Principal>>();
+
+/** The caller as permissions.ts sees it (memberships loaded once per request). */
+export function principalFor(req: FastifyRequest): Promise<Principal> {
+  let p = principals.get(req);
+  if (!p) {
+    const user = req.user;
+    p = req.agent
+      ? Promise.resolve({ kind: 'agent' as const, id: req.agent.id })
+      : user
+        ? req.server.ownershipRepo
+            .membershipsOf(user.id)
+            .then((groups) => ({ kind: 'user' as const, id: user.id, role: user.role, groups }))
+        : Promise.reject(new FreeLoaderError('UNAUTHENTICATED', 'log in first'));
+    principals.set(req, p);
+  }
+  return p;
+}
+
+const VERB: Record<Action, string> = { read: 'read', manage: 'change', chown: 'give away' };
+
+/**
+ * Throw FORBIDDEN unless the caller may take `action` on `dataset`; `verb` names the action
+ * in the message ("delete", "pin" …). An agent reads only what it holds, imports, patches or
+ * repairs.
+ *
+ * @example await requireDataset(req, 'manage', dataset, 'delete')
+ */
+export async function requireDataset(
+  req: FastifyRequest,
+  action: Action,
+  dataset: DatasetView,
+  verb = VERB[action],
+): Promise<void> {
+  const p = await principalFor(req);
+  const holders =
+    p.kind === 'agent' && (await req.server.ownershipRepo.agentTouches(dataset.id, p.id))
+      ? [p.id]
+      : [];
+  if (can(p, action, itemOf(dataset, holders))) return;
+  throw new FreeLoaderError('FORBIDDEN', refusal(p, action, dataset.path, dataset.owner, verb));
+}
+
+/** Throw FORBIDDEN unless the caller may take `action` on `folder` (shares, owner). */
+export async function requireFolder(
+  req: FastifyRequest,
+  action: Action,
+  folder: FolderView,
+  verb = VERB[action],
+): Promise<void> {
+  const p = await principalFor(req);
+  if (can(p, action, itemOf(folder))) return;
+  throw new FreeLoaderError(
+    'FORBIDDEN',
+    refusal(p, action, folder.path || '/', folder.owner, verb),
+  );
+}
+
+/** Why `p` may not: who may, and how to get access. */
+function refusal(
+  p: Principal,
+  action: Action,
+  path: string,
+  owner: string | null | undefined,
+  verb: string,
+): string {
+  if (p.kind === 'agent') {
+    return `agent ${p.id} may not ${verb} ${path}: agents read only datasets they hold, import, patch or repair, and change them only through jobs`;
+  }
+  const by = owner ? `its owner ${owner}` : 'its owner';
+  if (action === 'chown') return `only an admin may give ${path} to another user`;
+  if (action === 'read') {
+    return `you may not read ${path}: ask ${by} to share it with you (freeloader share ${path} --group GROUP)`;
+  }
+  return `only ${by}, a manager of a group it is shared with to manage, or an admin may ${verb} ${path}`;
+}
+
+/** The caller's view of a listing: only what it may read; each item says if it may manage. */
+export async function readableOnly<T extends DatasetView>(
+  req: FastifyRequest,
+  datasets: readonly T[],
+): Promise<T[]> {
+  const p = await principalFor(req);
+  return datasets
+    .filter((d) => can(p, 'read', itemOf(d)))
+    .map((d) => ({ ...d, mayManage: can(p, 'manage', itemOf(d)) }));
+}
+
+/** Folders the caller may see (it may read them or something below them), without subtrees. */
+export async function visibleFolders(
+  req: FastifyRequest,
+  folders: readonly ListedFolder[],
+): Promise<FolderView[]> {
+  const p = await principalFor(req);
+  return folders
+    .filter((f) => canSee(p, f.subtree))
+    .map(({ subtree: _subtree, ...f }) => ({ ...f, mayManage: can(p, 'manage', itemOf(f)) }));
+}
+
+/**
+ * Rows about datasets (transfers …) the caller may read; rows of datasets gone (null id) only
+ * to admins, since their paths are all that is left of them.
+ */
+export async function aboutReadable<T extends { datasetId: string | null }>(
+  req: FastifyRequest,
+  rows: readonly T[],
+): Promise<T[]> {
+  const p = await principalFor(req);
+  if (p.kind === 'user' && p.role === 'admin') return [...rows];
+  const ids = [...new Set(rows.flatMap((r) => (r.datasetId ? [r.datasetId] : [])))];
+  const views = await Promise.all(ids.map((id) => req.server.namespaceRepo.get(id)));
+  const readable = new Set(views.flatMap((v) => (v && can(p, 'read', itemOf(v)) ? [v.id] : [])));
+  return rows.filter((r) => r.datasetId !== null && readable.has(r.datasetId));
+}
+
+/** `view` with whether the caller may manage it (for the console's buttons). */
+export async function withMayManage<T extends Owned>(req: FastifyRequest, view: T): Promise<T> {
+  const p = await principalFor(req);
+  return { ...view, mayManage: can(p, 'manage', itemOf(view)) };
+}
