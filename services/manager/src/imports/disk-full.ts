@@ -139,19 +139,17 @@ export async function replaceFullDonor(
         });
         reserved.push(r.id);
       }
-      const jobPayload = (
-        await importPayload(
-          deps,
-          dataset.id,
-          {
-            bytesPerDonor: targets.bytes,
-            morselSize: dataset.morselSize,
-            extents: movedExtents(targets.moves),
-          },
-          payload.source,
-          `agent:${full}`,
-        )
-      )('ranged');
+      const payloadOf = await importPayload(
+        deps,
+        dataset.id,
+        {
+          bytesPerDonor: targets.bytes,
+          morselSize: dataset.morselSize,
+          extents: movedExtents(targets.moves),
+        },
+        payload.source,
+        `agent:${full}`,
+      );
       await setPlacement(tx, dataset.id, reassign(extents, full, targets.moves));
       await deps.reservationsRepo.releaseDataset(tx, dataset.id, full);
       for (const [agentId, bytes] of targets.bytes) {
@@ -159,7 +157,7 @@ export async function replaceFullDonor(
           kind: 'import',
           datasetId: dataset.id,
           agentId,
-          payload: jobPayload,
+          payload: payloadOf('ranged', agentId),
           totalBytes: bytes,
         });
       }

@@ -2,10 +2,11 @@ import type pg from 'pg';
 import { signCapability, type ImportJobPayload, type SourceProbe } from '@freeloader/protocol';
 import { withTransaction } from '../db/pool.js';
 import type { AgentsRepo } from '../repositories/agents.js';
-import { enqueueJob } from '../repositories/jobs.js';
+import { enqueueJob, enqueueJobs } from '../repositories/jobs.js';
 import { setPlacement } from '../repositories/placement.js';
 import type { ReservationsRepo } from '../repositories/reservations.js';
 import type { SigningKeys } from '../repositories/settings.js';
+import { donorShare } from './donor-share.js';
 import type { ImportPlan } from './plan-import.js';
 import type { PlacementDeps } from './placement-deps.js';
 
@@ -14,7 +15,7 @@ const SLOWEST_IMPORT_RATE = 1e6;
 
 /** What turning a plan into reservations and import jobs touches. */
 export interface PlaceExtentsDeps extends PlacementDeps {
-  reservationsRepo: Pick<ReservationsRepo, 'reserve'>;
+  reservationsRepo: Pick<ReservationsRepo, 'reserve' | 'reserveMany'>;
   agentsRepo: Pick<AgentsRepo, 'getMany'>;
   signingKeys: Pick<SigningKeys, 'privateKey'>;
 }
@@ -30,8 +31,9 @@ export function reservationTtlSeconds(size: number): number {
 }
 
 /**
- * One reservation per donor. Each is admitted under the donor's row lock, so a racing import
- * that took the space first makes this one fail with NO_SPACE rather than overcommit.
+ * Reserve every donor's share of a plan in one transaction, all or nothing. Each donor is
+ * admitted under its row lock, so a racing import that took the space first makes this one fail
+ * with NO_SPACE rather than overcommit — and then nothing of this plan stays reserved.
  */
 export async function reserveAll(
   deps: Pick<PlaceExtentsDeps, 'reservationsRepo'>,
@@ -39,17 +41,25 @@ export async function reserveAll(
   plan: Pick<ImportPlan, 'bytesPerDonor'>,
   size: number,
 ): Promise<void> {
-  const ttlSeconds = reservationTtlSeconds(size);
-  for (const [agentId, bytes] of plan.bytesPerDonor) {
-    await deps.reservationsRepo.reserve({ agentId, bytes, datasetId, ttlSeconds });
-  }
+  await deps.reservationsRepo.reserveMany(plan.bytesPerDonor, {
+    datasetId,
+    ttlSeconds: reservationTtlSeconds(size),
+  });
 }
 
+/** An import job's payload by mode; ranged payloads are one donor's share (see {@link donorShare}). */
+export type ImportPayloadOf = (
+  mode: ImportJobPayload['mode'],
+  agentId?: string,
+) => ImportJobPayload;
+
 /**
- * What every import job of a plan carries but its mode: the source, the extents, the donors'
- * endpoints and a write capability for them (prefix extensions reuse it).
+ * What the import jobs of a plan carry: the source, the extents, the donors' endpoints and a
+ * write capability. The streaming donor gets everything (it PUTs every morsel to its holders);
+ * a ranged donor, named by `agentId`, gets only its own extents and endpoint and a capability
+ * for itself, so no job grows with the number of donors (prefix extensions reuse it).
  *
- * @example (await importPayload(app, id, plan, probe, 'alice'))('ranged')
+ * @example (await importPayload(app, id, plan, probe, 'alice'))('ranged', donorId)
  */
 export async function importPayload(
   deps: Pick<PlaceExtentsDeps, 'agentsRepo' | 'softState' | 'signingKeys'>,
@@ -57,7 +67,7 @@ export async function importPayload(
   plan: Pick<ImportPlan, 'bytesPerDonor' | 'morselSize' | 'extents'>,
   probe: SourceProbe,
   who: string,
-): Promise<(mode: ImportJobPayload['mode']) => ImportJobPayload> {
+): Promise<ImportPayloadOf> {
   const donorIds = [...plan.bytesPerDonor.keys()];
   const agents = await deps.agentsRepo.getMany(donorIds);
   const donors = agents.map((a) => ({
@@ -65,14 +75,17 @@ export async function importPayload(
     url: deps.softState.heartbeatOf(a.id)?.url ?? a.url,
     state: 'live',
   }));
-  const writeCapability = signCapability(deps.signingKeys.privateKey, {
-    ds: datasetId,
-    ops: ['write'],
-    sub: who,
-    aud: donorIds,
-    exp: Math.floor(Date.now() / 1000) + Math.ceil(3600 + probe.size / SLOWEST_IMPORT_RATE),
-  });
-  return (mode) => ({
+  const exp = Math.floor(Date.now() / 1000) + Math.ceil(3600 + probe.size / SLOWEST_IMPORT_RATE);
+  const capabilityFor = (aud: string[]): string =>
+    signCapability(deps.signingKeys.privateKey, {
+      ds: datasetId,
+      ops: ['write'],
+      sub: who,
+      aud,
+      exp,
+    });
+  let forEveryone: string | undefined;
+  const payload = (mode: ImportJobPayload['mode'], writeCapability: string): ImportJobPayload => ({
     mode,
     source: probe,
     morselSize: plan.morselSize,
@@ -80,6 +93,10 @@ export async function importPayload(
     donors,
     writeCapability,
   });
+  return (mode, agentId) =>
+    mode === 'ranged' && agentId !== undefined
+      ? donorShare(payload(mode, capabilityFor([agentId])), agentId)
+      : payload(mode, (forEveryone ??= capabilityFor(donorIds)));
 }
 
 /**
@@ -109,15 +126,17 @@ async function queueImportJobs(
   await withTransaction(deps.pg, async (tx) => {
     await setPlacement(tx, datasetId, plan.extents);
     if (probe.acceptsRanges) {
-      for (const [agentId, bytes] of plan.bytesPerDonor) {
-        await enqueueJob(tx, {
-          kind: 'import',
+      // One statement for every donor's job, each carrying only that donor's share.
+      await enqueueJobs(
+        tx,
+        [...plan.bytesPerDonor].map(([agentId, bytes]) => ({
+          kind: 'import' as const,
           datasetId,
           agentId,
-          payload: { ...payload('ranged') },
+          payload: payload('ranged', agentId),
           totalBytes: Math.min(bytes, probe.size),
-        });
-      }
+        })),
+      );
     } else {
       // No Range support: one donor (the one with most of the data) reads the stream once.
       const [streamer] = [...plan.bytesPerDonor].sort((a, b) => b[1] - a[1])[0]!;
@@ -125,7 +144,7 @@ async function queueImportJobs(
         kind: 'import',
         datasetId,
         agentId: streamer,
-        payload: { ...payload('stream') },
+        payload: payload('stream'),
         totalBytes: probe.size,
       });
     }
