@@ -33,6 +33,9 @@ export const MAX_MAP_HASH_RANGE = 65_536;
  */
 export const MAP_HASH_PAGE_MORSELS = 4_096;
 
+/** Pages of map hashes a reader keeps (pages of MAP_HASH_PAGE_MORSELS): 64 are 8 MiB. */
+export const MAP_HASH_PAGES_KEPT = 64;
+
 /** Longest single name (folder or dataset) in the namespace (characters). */
 export const MAX_NAME_LENGTH = 255;
 /** Most copies of each morsel a dataset may ask for (ThriftStore's replication level n). */
