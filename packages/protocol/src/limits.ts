@@ -36,6 +36,11 @@ export const MAP_HASH_PAGE_MORSELS = 4_096;
 /** Pages of map hashes a reader keeps (pages of MAP_HASH_PAGE_MORSELS): 64 are 8 MiB. */
 export const MAP_HASH_PAGES_KEPT = 64;
 
+/** Most donors one `GET /agents?limit=` page holds (agents). */
+export const MAX_AGENTS_PAGE = 500;
+/** Donors per page of the console's donor table (agents). */
+export const AGENTS_PAGE_SIZE = 50;
+
 /** Longest single name (folder or dataset) in the namespace (characters). */
 export const MAX_NAME_LENGTH = 255;
 /** Most copies of each morsel a dataset may ask for (ThriftStore's replication level n). */

@@ -6,7 +6,7 @@ import { enqueueJob, enqueueJobs } from '../repositories/jobs.js';
 import { setPlacement } from '../repositories/placement.js';
 import type { ReservationsRepo } from '../repositories/reservations.js';
 import type { SigningKeys } from '../repositories/settings.js';
-import { donorShare } from './donor-share.js';
+import { extentsByDonor } from './donor-share.js';
 import type { ImportPlan } from './plan-import.js';
 import type { PlacementDeps } from './placement-deps.js';
 
@@ -47,7 +47,7 @@ export async function reserveAll(
   });
 }
 
-/** An import job's payload by mode; ranged payloads are one donor's share (see {@link donorShare}). */
+/** An import job's payload by mode; ranged payloads are one donor's share ({@link extentsByDonor}). */
 export type ImportPayloadOf = (
   mode: ImportJobPayload['mode'],
   agentId?: string,
@@ -56,8 +56,9 @@ export type ImportPayloadOf = (
 /**
  * What the import jobs of a plan carry: the source, the extents, the donors' endpoints and a
  * write capability. The streaming donor gets everything (it PUTs every morsel to its holders);
- * a ranged donor, named by `agentId`, gets only its own extents and endpoint and a capability
- * for itself, so no job grows with the number of donors (prefix extensions reuse it).
+ * a ranged donor, named by `agentId`, gets only its own extents and endpoint and no capability
+ * (it writes nowhere but its own store), so no job grows with the number of donors (prefix
+ * extensions reuse it). Extents are indexed by donor once, not searched once per donor.
  *
  * @example (await importPayload(app, id, plan, probe, 'alice'))('ranged', donorId)
  */
@@ -75,28 +76,33 @@ export async function importPayload(
     url: deps.softState.heartbeatOf(a.id)?.url ?? a.url,
     state: 'live',
   }));
-  const exp = Math.floor(Date.now() / 1000) + Math.ceil(3600 + probe.size / SLOWEST_IMPORT_RATE);
-  const capabilityFor = (aud: string[]): string =>
-    signCapability(deps.signingKeys.privateKey, {
-      ds: datasetId,
-      ops: ['write'],
-      sub: who,
-      aud,
-      exp,
-    });
-  let forEveryone: string | undefined;
-  const payload = (mode: ImportJobPayload['mode'], writeCapability: string): ImportJobPayload => ({
-    mode,
-    source: probe,
-    morselSize: plan.morselSize,
-    extents: plan.extents,
-    donors,
-    writeCapability,
-  });
-  return (mode, agentId) =>
-    mode === 'ranged' && agentId !== undefined
-      ? donorShare(payload(mode, capabilityFor([agentId])), agentId)
-      : payload(mode, (forEveryone ??= capabilityFor(donorIds)));
+  const endpoints = new Map(donors.map((d) => [d.id, d]));
+  const byDonor = extentsByDonor(plan.extents);
+  const common = { source: probe, morselSize: plan.morselSize };
+  return (mode, agentId) => {
+    if (mode === 'ranged' && agentId !== undefined) {
+      const own = endpoints.get(agentId);
+      return {
+        mode,
+        ...common,
+        extents: byDonor.get(agentId) ?? [],
+        donors: own ? [own] : [],
+      };
+    }
+    return {
+      mode,
+      ...common,
+      extents: plan.extents,
+      donors,
+      writeCapability: signCapability(deps.signingKeys.privateKey, {
+        ds: datasetId,
+        ops: ['write'],
+        sub: who,
+        aud: donorIds,
+        exp: Math.floor(Date.now() / 1000) + Math.ceil(3600 + probe.size / SLOWEST_IMPORT_RATE),
+      }),
+    };
+  };
 }
 
 /**
