@@ -70,6 +70,7 @@ export default {
       await markReady(db.url, warmId, GiB / MORSEL);
       await firstByte(api, `/datasets/${warmId}/map?first=0&count=4096`);
       await firstByte(api, `/datasets/${warmId}/map?first=0&count=4096`, 'bytes');
+      await releaseAll(db.url);
 
       for (const size of sizes) {
         const name = `scale/${size / GiB}GiB`;
@@ -120,6 +121,7 @@ export default {
             `ms (target < ${FIRST_BYTE_TARGET_MS}); whole hex map: ${whole.firstByteMs.toFixed(0)} ms ` +
             `to first byte, ${kb(whole.bytes)}`,
         });
+        await releaseAll(db.url); // every case starts on empty donors
       }
       return await ctx.report('placement-scale', { donors, sizes, quick: ctx.quick }, rows, {
         note: 'mbps column holds milliseconds (lower is better)',
@@ -298,6 +300,21 @@ async function markReady(url, datasetId, morsels) {
       );
     }
     await c.query(`UPDATE datasets SET state = 'ready' WHERE id = $1`, [datasetId]);
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * Give every donor its room back (the scratch database's reservations: nobody imports here).
+ *
+ * @param {string} url
+ */
+async function releaseAll(url) {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(`UPDATE reservations SET state = 'released' WHERE state = 'active'`);
   } finally {
     await c.end();
   }
