@@ -79,13 +79,23 @@ export class ManagerClient {
     this.outages = policy;
   }
 
-  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  /** GET a binary answer (application/octet-stream), riding out outages as `request` does. */
+  getBytes(path: string): Promise<Buffer> {
+    return this.request<Buffer>('GET', path, undefined, 'bytes');
+  }
+
+  async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    as: 'json' | 'bytes' = 'json',
+  ): Promise<T> {
     const policy = method === 'GET' ? this.outages : undefined;
-    if (!policy) return this.requestAny<T>(method, path, body);
+    if (!policy) return this.requestAny<T>(method, path, body, as);
     const giveUpAt = performance.now() + policy.patienceMs;
     for (let attempt = 0; ; attempt++) {
       try {
-        const result = await this.requestAny<T>(method, path, body);
+        const result = await this.requestAny<T>(method, path, body, as);
         this.inOutage = false;
         return result;
       } catch (e) {
@@ -106,10 +116,15 @@ export class ManagerClient {
    * unreachable or answers 503. A call that may have reached a manager (cut mid-way, timed
    * out) is not repeated elsewhere unless it is a read: a write could be applied twice.
    */
-  private async requestAny<T>(method: string, path: string, body?: unknown): Promise<T> {
+  private async requestAny<T>(
+    method: string,
+    path: string,
+    body: unknown,
+    as: 'json' | 'bytes',
+  ): Promise<T> {
     for (let tried = 1; ; tried++) {
       try {
-        return await this.requestOnce<T>(method, path, body);
+        return await this.requestOnce<T>(method, path, body, as);
       } catch (e) {
         if (tried >= this.urls.length || !mayFailOver(method, e)) throw e;
         this.current = (this.current + 1) % this.urls.length;
@@ -117,8 +132,15 @@ export class ManagerClient {
     }
   }
 
-  private async requestOnce<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  private async requestOnce<T>(
+    method: string,
+    path: string,
+    body: unknown,
+    as: 'json' | 'bytes',
+  ): Promise<T> {
+    const headers: Record<string, string> = {
+      accept: as === 'bytes' ? 'application/octet-stream' : 'application/json',
+    };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const auth = authorization(this.credentials);
     if (auth) headers.authorization = auth;
@@ -139,6 +161,7 @@ export class ManagerClient {
         e,
       );
     }
+    if (as === 'bytes' && res.ok) return Buffer.from(await res.arrayBuffer()) as T;
     const text = await res.text();
     let parsed: unknown = text;
     try {

@@ -22,6 +22,25 @@ export const MAX_DATASET_SIZE = 64 * TiB;
 /** Largest morsel index + 1 a dataset can have at the smallest morsel size. */
 export const MAX_MORSELS_PER_DATASET = MAX_DATASET_SIZE / MIN_MORSEL_SIZE;
 
+/**
+ * Most morsel hashes one `GET /datasets/:id/map?first=&count=` returns (morsels): 65,536 is
+ * 2 MiB of binary hashes (4 MiB as hex), so no single answer grows with the dataset.
+ */
+export const MAX_MAP_HASH_RANGE = 65_536;
+/**
+ * Morsel hashes a reader fetches at a time (morsels): the first page comes with the map, the
+ * next ones ahead of the reader. 4,096 hashes are 128 KiB binary, 4 GiB of 1 MiB morsels.
+ */
+export const MAP_HASH_PAGE_MORSELS = 4_096;
+
+/** Pages of map hashes a reader keeps (pages of MAP_HASH_PAGE_MORSELS): 64 are 8 MiB. */
+export const MAP_HASH_PAGES_KEPT = 64;
+
+/** Most donors one `GET /agents?limit=` page holds (agents). */
+export const MAX_AGENTS_PAGE = 500;
+/** Donors per page of the console's donor table (agents). */
+export const AGENTS_PAGE_SIZE = 50;
+
 /** Longest single name (folder or dataset) in the namespace (characters). */
 export const MAX_NAME_LENGTH = 255;
 /** Most copies of each morsel a dataset may ask for (ThriftStore's replication level n). */

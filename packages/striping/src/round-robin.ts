@@ -59,7 +59,11 @@ export function placeRoundRobin(input: RoundRobinInput): RoundRobinPlan {
     );
   }
 
-  const free = new Map(donors.map((d) => [d.id, d.freeMorsels]));
+  // Most free first, ties by id: sorted once; each round only re-merges the donors it used.
+  const order: [string, number][] = donors
+    .filter((d) => d.freeMorsels > 0)
+    .map((d): [string, number] => [d.id, d.freeMorsels])
+    .sort(mostFreeFirst);
   const perDonor = new Map<string, number>();
   const extents: Extent[] = [];
   let first = 0;
@@ -67,8 +71,8 @@ export function placeRoundRobin(input: RoundRobinInput): RoundRobinPlan {
   while (first < morsels) {
     const remaining = morsels - first;
     const round =
-      planRound(sortedWith(free, unit), width, unit, remaining) ??
-      planFragments(sortedWith(free, 1), width, remaining);
+      planRound(topWith(order, unit, width), width, unit, remaining) ??
+      planFragments(topWith(order, 1, width), width, remaining);
     extents.push({
       copy: 0,
       first,
@@ -77,10 +81,12 @@ export function placeRoundRobin(input: RoundRobinInput): RoundRobinPlan {
       phase: 0,
       donors: round.donors,
     });
-    for (const [id, n] of sharesOf(round.count, round.unit, round.donors)) {
-      free.set(id, free.get(id)! - n);
-      perDonor.set(id, (perDonor.get(id) ?? 0) + n);
-    }
+    const shares = sharesOf(round.count, round.unit, round.donors);
+    for (const [id, n] of shares) perDonor.set(id, (perDonor.get(id) ?? 0) + n);
+    // A round's donors are the first of `order`: take them out, charge them, merge them back.
+    const used = order.splice(0, round.donors.length);
+    for (const entry of used) entry[1] -= shares.get(entry[0]) ?? 0;
+    mergeInto(order, used.filter(([, f]) => f > 0).sort(mostFreeFirst));
     first += round.count;
   }
   return { extents, perDonor };
@@ -139,11 +145,39 @@ function planFragments(eligible: [string, number][], width: number, remaining: n
   };
 }
 
-/** Donors with at least `min` free, most free first, ties by id. */
-function sortedWith(free: Map<string, number>, min: number): [string, number][] {
-  return [...free]
-    .filter(([, f]) => f >= min && f > 0)
-    .sort(([a, fa], [b, fb]) => fb - fa || (a < b ? -1 : a > b ? 1 : 0));
+/** Most free first, ties by id (so plans are deterministic). */
+function mostFreeFirst([a, fa]: [string, number], [b, fb]: [string, number]): number {
+  return fb - fa || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+/**
+ * The first `width` donors of `order` (most free first) with at least `min` free: a prefix,
+ * since every donor after one with less than `min` has less too.
+ */
+function topWith(order: readonly [string, number][], min: number, width: number) {
+  let n = 0;
+  while (n < order.length && n < width && order[n]![1] >= min) n++;
+  return order.slice(0, n);
+}
+
+/**
+ * Merge `sorted` into `order`, both most free first, keeping `order` sorted: linear in the
+ * donors, where re-sorting every donor every round made a plan cost rounds × D log D.
+ *
+ * @example const order = [['c', 9], ['a', 3]]; mergeInto(order, [['b', 5]]) // c, b, a
+ */
+function mergeInto(order: [string, number][], sorted: [string, number][]): void {
+  if (sorted.length === 0) return;
+  const rest = order.splice(0, order.length);
+  let i = 0;
+  let j = 0;
+  while (i < rest.length || j < sorted.length) {
+    if (j >= sorted.length || (i < rest.length && mostFreeFirst(rest[i]!, sorted[j]!) <= 0)) {
+      order.push(rest[i++]!);
+    } else {
+      order.push(sorted[j++]!);
+    }
+  }
 }
 
 /** Drop donors an extent of `count` morsels never reaches (same mapping, clearer donor list). */

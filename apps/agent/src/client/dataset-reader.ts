@@ -9,6 +9,7 @@ import {
 import { DONOR_STALL_TIMEOUT_MS, DonorPools } from './donor-pool.js';
 import { hedge, hedgeDelayMs } from './hedge.js';
 import { HashPool, type SharedMemory } from './hash-pool.js';
+import { MapHashes } from './map-hashes.js';
 import { MorselLocator, placeNodes } from './morsel-locator.js';
 import { MorselSlab } from './morsel-slab.js';
 import { Semaphore } from './semaphore.js';
@@ -27,6 +28,8 @@ export interface ReaderOptions {
   perDonorInFlight?: number;
   /** Verifies hashes off the network thread; shared by readers of one client. */
   hashes?: HashPool;
+  /** Expected hashes when the map carries only a page of them (see {@link mapHashesOf}). */
+  mapHashes?: MapHashes;
   /** Morsel buffers (slots) this reader may hold at once: bounds its memory. */
   slabSlots?: number;
   /** Donors an earlier reader of the same read dropped for stalling (the mount's map refresh). */
@@ -82,6 +85,8 @@ export class DatasetReader {
   private readonly ownPools: boolean;
   private readonly hashes: HashPool;
   private readonly ownHashes: boolean;
+  /** Each morsel's expected hash: the map's, or fetched in pages for a large dataset. */
+  private readonly mapHashes: MapHashes;
   private readonly slab: MorselSlab;
   /** The uncached suffix, patched by patching nodes (seed 002), when the map has a plan. */
   private readonly suffix: SuffixReader | undefined;
@@ -100,6 +105,7 @@ export class DatasetReader {
     for (const d of map.donors) this.donorUrl.set(d.id, d.url);
     this.ownPools = !opts.pools;
     this.pools = opts.pools ?? new DonorPools();
+    this.mapHashes = opts.mapHashes ?? new MapHashes(map);
     this.ownHashes = !opts.hashes;
     this.hashes = opts.hashes ?? new HashPool();
     this.suffix = map.suffix ? new SuffixReader(map, map.suffix) : undefined;
@@ -278,7 +284,7 @@ export class DatasetReader {
     const { sizeBytes, morselSize, id } = this.map.dataset;
     const length = morselLength(sizeBytes, morselSize, index);
     if (target.length < length) throw new RangeError(`morsel ${index} needs ${length} bytes`);
-    const expected = this.map.hashes.slice(index * 64, index * 64 + 64);
+    const expected = await this.mapHashes.expected(index);
     const hash = (): Promise<string> => this.hashes.hashSlot(shared, offset, length);
     const place = this.locator.locate(index);
     // The uncached suffix comes from the patching nodes, verified by the suffix reader.

@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import type { DatasetMap, FreeLoaderError } from '@freeloader/protocol';
 import type { ManagerClient } from '../manager-client.js';
 import { DatasetReader, type DonorRate } from './dataset-reader.js';
-import { fetchMap } from './fetch-map.js';
+import { fetchMap, mapHashesOf } from './fetch-map.js';
 import { HashPool } from './hash-pool.js';
 import { reportBadCopies, reportReadOutcome, type BadCopy } from './report-rates.js';
 import { sourceFallback } from './source-fallback.js';
@@ -70,6 +70,7 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
   const badCopies: BadCopy[] = [];
   const reader = new DatasetReader(map, {
     hashes,
+    mapHashes: mapHashesOf(opts.manager, map),
     ...(fallback.read ? { fromSource: fallback.read } : {}),
     onDonorFailure: (donor, error) => {
       donorFailures++;

@@ -7,7 +7,8 @@ import {
 import { DatasetReader } from '../client/dataset-reader.js';
 import type { DonorPools } from '../client/donor-pool.js';
 import type { HashPool, SharedMemory } from '../client/hash-pool.js';
-import { fetchMap } from '../client/fetch-map.js';
+import { fetchMap, mapHashesOf } from '../client/fetch-map.js';
+import type { MapHashes } from '../client/map-hashes.js';
 import { reportBadCopies, reportReadOutcome, type BadCopy } from '../client/report-rates.js';
 import { sourceFallback } from '../client/source-fallback.js';
 import type { ManagerClient } from '../manager-client.js';
@@ -45,6 +46,7 @@ export class DatasetSession {
   private readonly failures: { donor: string; error: string }[] = [];
   private readonly badCopies: BadCopy[] = [];
   private closed = false;
+  private mapHashes: MapHashes | undefined;
 
   private constructor(
     private map: DatasetMap,
@@ -135,8 +137,11 @@ export class DatasetSession {
   private newReader(map: DatasetMap): DatasetReader {
     // A donor dropped for stalling stays dropped for the rest of the session, across refreshes.
     const dropped = this.reader?.droppedDonors() ?? [];
+    // Hashes fetched for one map stay good for the next: a ready dataset's hashes never change.
+    this.mapHashes ??= mapHashesOf(this.deps.manager, map);
     return new DatasetReader(map, {
       dropped,
+      mapHashes: this.mapHashes,
       pools: this.deps.pools,
       ...(this.deps.hashes ? { hashes: this.deps.hashes } : {}),
       ...(this.deps.perDonorInFlight ? { perDonorInFlight: this.deps.perDonorInFlight } : {}),

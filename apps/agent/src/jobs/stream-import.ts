@@ -29,7 +29,10 @@ export async function streamImport(
   ctx: JobContext,
 ): Promise<Record<string, unknown>> {
   const me = deps.agentId();
-  const { morselSize } = payload;
+  const { morselSize, writeCapability } = payload;
+  if (!writeCapability) {
+    throw new FreeLoaderError('BAD_REQUEST', 'a streamed import job needs a write capability');
+  }
   const urls = new Map(payload.donors.map((d) => [d.id, d.url]));
   const total = morselCount(payload.source.size, morselSize);
   const pools = new DonorPools(2);
@@ -46,15 +49,7 @@ export async function streamImport(
         const url = urls.get(donor);
         if (!url) throw new FreeLoaderError('NO_DONORS', `no address for donor ${donor}`);
         await deps.admit?.(data.length, 'out', ctx.signal);
-        await pools.putMorsel(
-          url,
-          datasetId,
-          index,
-          data,
-          sha256,
-          payload.writeCapability,
-          ctx.signal,
-        );
+        await pools.putMorsel(url, datasetId, index, data, sha256, writeCapability, ctx.signal);
       }
       reporter.add(data.length, { index, sha256 }, donor);
     }

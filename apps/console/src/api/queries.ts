@@ -1,6 +1,8 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { AGENTS_PAGE_SIZE } from '@freeloader/protocol';
 import type {
-  AgentView,
+  AgentListQuery,
+  AgentPage,
   DatasetPlacement,
   DatasetView,
   ImportRequest,
@@ -109,14 +111,32 @@ export const useTransfers = () =>
     refetchInterval: 10_000,
   });
 
-/** Donors (admin only): `enabled` false for scientists, who get 403 here. */
-export const useAgents = (enabled = true) =>
+/**
+ * One page of donors (admin only; `enabled` false for scientists, who get 403 here): a search,
+ * a state and a cursor, AGENTS_PAGE_SIZE at a time unless `limit` says. Polled every 10 s and
+ * on agent events — a page, never the whole list (4.7 MB with 10,000 donors).
+ */
+export const useAgentPage = (query: AgentListQuery, enabled = true) =>
   useQuery({
-    queryKey: keys.agents,
-    queryFn: () => api<AgentView[]>('GET', '/agents'),
-    refetchInterval: 5_000,
+    queryKey: [...keys.agents, 'page', query],
+    queryFn: () => api<AgentPage>('GET', `/agents?${agentListParams(query)}`),
+    refetchInterval: 10_000,
+    placeholderData: keepPreviousData,
     enabled,
   });
+
+/**
+ * The query string of a donor page.
+ *
+ * @example agentListParams({ q: 'lab', state: 'live' }) // → 'limit=50&q=lab&state=live'
+ */
+export function agentListParams(query: AgentListQuery): string {
+  const params = new URLSearchParams({ limit: String(query.limit ?? AGENTS_PAGE_SIZE) });
+  if (query.q) params.set('q', query.q);
+  if (query.state) params.set('state', query.state);
+  if (query.cursor) params.set('cursor', query.cursor);
+  return params.toString();
+}
 
 export const useTokens = () =>
   useQuery({ queryKey: keys.tokens, queryFn: () => api<JoinTokenView[]>('GET', '/tokens') });

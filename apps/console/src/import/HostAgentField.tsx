@@ -1,6 +1,8 @@
+import { useState } from 'react';
 import { Select, TextInput } from '@mantine/core';
+import { MAX_AGENTS_PAGE } from '@freeloader/protocol';
 import type { GetInputPropsReturnType } from '@mantine/form';
-import { useAgents, useMe } from '../api/queries';
+import { useAgentPage, useMe } from '../api/queries';
 
 export interface HostAgentFieldProps {
   inputProps: GetInputPropsReturnType;
@@ -9,13 +11,15 @@ export interface HostAgentFieldProps {
 
 /**
  * Asymmetric placement keeps part of the dataset on the importing workstation's own agent.
- * Admins pick it from the live donors; others (who cannot list donors) paste its id, which
+ * Admins pick it from the live donors (searched on the manager as they type: never the whole
+ * list); others (who cannot list donors) paste its id, which
  * `freeloader agent` prints and the agent's identity.json holds.
  */
 export function HostAgentField({ inputProps, disabled = false }: HostAgentFieldProps) {
   const { data: me } = useMe();
   const admin = me?.role === 'admin';
-  const agents = useAgents(admin);
+  const [search, setSearch] = useState('');
+  const agents = useAgentPage({ state: 'live', q: search, limit: MAX_AGENTS_PAGE }, admin);
   const label = 'Host workstation';
   const description = 'Its own agent keeps part of the data, interleaved with the donors';
   if (!admin || agents.isError) {
@@ -29,8 +33,8 @@ export function HostAgentField({ inputProps, disabled = false }: HostAgentFieldP
       />
     );
   }
-  const data = (agents.data ?? [])
-    .filter((a) => a.state === 'live' && !a.bandwidthOnly)
+  const data = (agents.data?.agents ?? [])
+    .filter((a) => !a.bandwidthOnly)
     .map((a) => ({ value: a.id, label: `${a.name} (${a.id.slice(0, 8)})` }));
   return (
     <Select
@@ -39,6 +43,8 @@ export function HostAgentField({ inputProps, disabled = false }: HostAgentFieldP
       placeholder={agents.isLoading ? 'Loading donors…' : 'Choose its agent'}
       data={data}
       searchable
+      searchValue={search}
+      onSearchChange={setSearch}
       disabled={disabled}
       {...inputProps}
     />

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { MAX_HEARTBEAT_JOBS } from '../limits.js';
+import { MAX_AGENTS_PAGE, MAX_AGENT_NAME_LENGTH, MAX_HEARTBEAT_JOBS } from '../limits.js';
 import { Bytes, Timestamp, Uuid } from './common.js';
 import { AgentDiagnostics } from './diagnostics.js';
 import { ThrottleReasons } from './throttle.js';
@@ -99,3 +99,29 @@ export const AgentView = Type.Object({
   enrolledAt: Timestamp,
 });
 export type AgentView = Static<typeof AgentView>;
+
+/**
+ * `GET /agents` query. With any of these the answer is an {@link AgentPage}; without, every
+ * agent as an array (the CLI's listing). Pages are ordered by name, then id.
+ */
+export const AgentListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_AGENTS_PAGE })),
+  /** `nextCursor` of the previous page. */
+  cursor: Type.Optional(Type.String({ maxLength: 1024 })),
+  state: Type.Optional(AgentState),
+  /** Case-insensitive substring of the name, URL or id. */
+  q: Type.Optional(Type.String({ maxLength: MAX_AGENT_NAME_LENGTH })),
+});
+export type AgentListQuery = Static<typeof AgentListQuery>;
+
+/** One page of donors, with how many match the search in each state (for the page's header). */
+export const AgentPage = Type.Object({
+  agents: Type.Array(AgentView),
+  /** Pass as `cursor` for the next page; null on the last. */
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+  /** Agents matching `q` and `state`, over all pages. */
+  total: Type.Integer({ minimum: 0 }),
+  /** Agents matching `q` per state (whatever `state` asks for). */
+  counts: Type.Record(Type.String(), Type.Integer({ minimum: 0 })),
+});
+export type AgentPage = Static<typeof AgentPage>;

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { MAX_MORSEL_SIZE, MAX_REPLICAS, MIN_MORSEL_SIZE } from '../limits.js';
+import { MAX_MAP_HASH_RANGE, MAX_MORSEL_SIZE, MAX_REPLICAS, MIN_MORSEL_SIZE } from '../limits.js';
 import { Bytes, NamespacePath, Timestamp, Uri, Uuid } from './common.js';
 import { PlacementPolicy } from './placement-policy.js';
 import { Ownership } from './sharing.js';
@@ -103,13 +103,29 @@ export const DonorEndpoint = Type.Object({
   rate: Type.Optional(Type.Number({ minimum: 0 })),
 });
 
+/**
+ * `GET /datasets/:id/map` query: only the hashes of morsels [first, first + count). With
+ * `Accept: application/octet-stream` the answer is just those hashes, 32 bytes each (a reader's
+ * next page); as JSON it is the whole map with that range of hashes (its first page).
+ */
+export const MapRangeQuery = Type.Object({
+  first: Type.Optional(Type.Integer({ minimum: 0 })),
+  count: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_MAP_HASH_RANGE })),
+});
+export type MapRangeQuery = Static<typeof MapRangeQuery>;
+
 /** What a client needs to read a dataset: extents, donor addresses, hashes and a capability. */
 export const DatasetMap = Type.Object({
   dataset: DatasetView,
   extents: Type.Array(ExtentSchema),
   donors: Type.Array(DonorEndpoint),
-  /** SHA-256 per morsel, hex, concatenated in morsel order (64 chars each). */
+  /**
+   * SHA-256 per morsel, hex, concatenated in morsel order (64 chars each): every morsel's, or
+   * with `?first=&count=` those of that range, starting at morsel `hashesFirst`.
+   */
   hashes: Type.String(),
+  /** The morsel `hashes` starts at, when the map was asked for a range (absent: 0). */
+  hashesFirst: Type.Optional(Type.Integer({ minimum: 0 })),
   capability: Type.String(),
   capabilityExpiresAt: Timestamp,
   /**

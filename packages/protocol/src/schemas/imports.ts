@@ -61,7 +61,7 @@ export type SourceProbe = Static<typeof SourceProbe>;
 
 /**
  * What an agent receives in an `import` job. `ranged`: fetch the morsels the extents assign to
- * you from the source by Range. `stream`: the source has no Range support, so you read it whole
+ * you from the source by Range (only the extents naming you and only your endpoint are sent). `stream`: the source has no Range support, so you read it whole
  * and PUT each morsel to its donor (yourself included) with `writeCapability`.
  */
 export const ImportJobPayload = Type.Object({
@@ -70,7 +70,11 @@ export const ImportJobPayload = Type.Object({
   morselSize: Type.Integer({ minimum: MIN_MORSEL_SIZE, maximum: MAX_MORSEL_SIZE }),
   extents: Type.Array(ExtentSchema),
   donors: Type.Array(DonorEndpoint),
-  writeCapability: Type.String(),
+  /**
+   * Write capability for the donors (the streaming donor PUTs each morsel to its holders).
+   * Ranged jobs carry none: their donor fetches and stores only its own morsels.
+   */
+  writeCapability: Type.Optional(Type.String()),
   /**
    * Set when the job extends a ready dataset's cached prefix (issue 7): morsels below this index
    * are cached and being read, so a failed job frees only the morsels it was given.

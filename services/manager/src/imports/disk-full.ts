@@ -149,20 +149,18 @@ export async function replaceFullDonor(
         });
         reserved.push(r.id);
       }
-      const jobPayload = (
-        await importPayload(
-          deps,
-          dataset.id,
-          {
-            bytesPerDonor: targets.bytes,
-            morselSize: dataset.morselSize,
-            extents: movedExtents(targets.moves),
-          },
-          payload.source,
-          `agent:${full}`,
-          placed,
-        )
-      )('ranged');
+      const payloadOf = await importPayload(
+        deps,
+        dataset.id,
+        {
+          bytesPerDonor: targets.bytes,
+          morselSize: dataset.morselSize,
+          extents: movedExtents(targets.moves),
+        },
+        payload.source,
+        `agent:${full}`,
+        placed,
+      );
       await setPlacement(tx, dataset.id, placed);
       await deps.reservationsRepo.releaseDataset(tx, dataset.id, full);
       for (const [agentId, bytes] of targets.bytes) {
@@ -170,7 +168,7 @@ export async function replaceFullDonor(
           kind: 'import',
           datasetId: dataset.id,
           agentId,
-          payload: jobPayload,
+          payload: payloadOf('ranged', agentId),
           totalBytes: bytes,
         });
       }

@@ -16,7 +16,10 @@ import type { JobsRepo } from '../repositories/jobs.js';
 export interface ImportDeps extends PlaceExtentsDeps, ImportPolicyDeps, ProbeDeps {
   namespaceRepo: Pick<NamespaceRepo, 'createDataset' | 'get'>;
   ownershipRepo: Pick<OwnershipRepo, 'ownSharesOf' | 'chown' | 'share'>;
-  reservationsRepo: Pick<ReservationsRepo, 'reserve' | 'releaseDataset' | 'commitDataset'>;
+  reservationsRepo: Pick<
+    ReservationsRepo,
+    'reserve' | 'reserveMany' | 'releaseDataset' | 'commitDataset'
+  >;
   jobsRepo: Pick<JobsRepo, 'unfinished'>;
   config: Pick<Config, 'replicasDefault' | 'allowFileUris'>;
   log: FastifyBaseLogger;

@@ -27,33 +27,56 @@ export function primariesOf(extents: readonly Extent[]): { extents: Extent[]; do
 }
 
 /**
- * What an import job needs to fan copies ≥ 1 out donor to donor (issue 15): copy 0's extents,
- * its donors' endpoints and a read capability for them, valid for `ttlSeconds`. Undefined for
- * a single-copy placement (nothing to fan out).
+ * Copy 0's extents that overlap any copy ≥ 1 extent of `own` (a donor's share): the primaries
+ * that donor copies from. Empty when it holds only copy-0 morsels.
+ *
+ * @example primariesFor([p0a, p0b], [{ copy: 1, first: 0, count: 8, … }]) // → those of p0a, p0b covering 0…7
  */
-export async function fanOutOf(
+export function primariesFor(primaries: readonly Extent[], own: readonly Extent[]): Extent[] {
+  const ranges = own.filter((e) => e.copy > 0);
+  return primaries.filter((p) =>
+    ranges.some((r) => p.first < r.first + r.count && r.first < p.first + p.count),
+  );
+}
+
+/**
+ * What import jobs need to fan copies ≥ 1 out donor to donor (issue 15), per receiving donor:
+ * the copy-0 extents it copies from, their donors' endpoints and a read capability for just
+ * those donors, valid for `ttlSeconds`. Endpoints are looked up once per import, so a job's
+ * fan-out grows with the primaries it copies from, not with every donor of the import.
+ * Undefined for a single-copy placement (nothing to fan out); the signer answers undefined for
+ * a donor holding only copy-0 morsels.
+ */
+export async function fanOutSigner(
   deps: FanOutDeps,
   datasetId: string,
   placement: readonly Extent[],
   who: string,
   ttlSeconds: number,
-): Promise<FanOut | undefined> {
-  const { extents, donors: ids } = primariesOf(placement);
+): Promise<((own: readonly Extent[]) => FanOut | undefined) | undefined> {
+  const { extents: primaries, donors: ids } = primariesOf(placement);
   if (ids.length === 0) return undefined;
-  const agents = await deps.agentsRepo.getMany(ids);
-  return {
-    primaries: extents,
-    donors: agents.map((a) => ({
-      id: a.id,
-      url: deps.softState.heartbeatOf(a.id)?.url ?? a.url,
-      state: 'live',
-    })),
-    readCapability: signCapability(deps.signingKeys.privateKey, {
-      ds: datasetId,
-      ops: ['read'],
-      sub: `fan-out:${who}`,
-      aud: ids,
-      exp: Math.floor(Date.now() / 1000) + ttlSeconds,
-    }),
+  const endpoints = new Map(
+    (await deps.agentsRepo.getMany(ids)).map((a) => [
+      a.id,
+      { id: a.id, url: deps.softState.heartbeatOf(a.id)?.url ?? a.url, state: 'live' as const },
+    ]),
+  );
+  const exp = Math.floor(Date.now() / 1000) + ttlSeconds;
+  return (own) => {
+    const from = primariesFor(primaries, own);
+    if (from.length === 0) return undefined;
+    const aud = [...new Set(from.flatMap((e) => e.donors))];
+    return {
+      primaries: from,
+      donors: aud.flatMap((id) => endpoints.get(id) ?? []),
+      readCapability: signCapability(deps.signingKeys.privateKey, {
+        ds: datasetId,
+        ops: ['read'],
+        sub: `fan-out:${who}`,
+        aud,
+        exp,
+      }),
+    };
   };
 }

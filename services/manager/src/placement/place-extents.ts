@@ -7,11 +7,12 @@ import {
 } from '@freeloader/protocol';
 import { withTransaction } from '../db/pool.js';
 import type { AgentsRepo } from '../repositories/agents.js';
-import { enqueueJob } from '../repositories/jobs.js';
+import { enqueueJob, enqueueJobs } from '../repositories/jobs.js';
 import { setPlacement } from '../repositories/placement.js';
-import { fanOutOf } from './fan-out.js';
+import { fanOutSigner } from './fan-out.js';
 import type { ReservationsRepo } from '../repositories/reservations.js';
 import type { SigningKeys } from '../repositories/settings.js';
+import { extentsByDonor } from './donor-share.js';
 import type { ImportPlan } from './plan-import.js';
 import type { PlacementDeps } from './placement-deps.js';
 
@@ -20,7 +21,7 @@ const SLOWEST_IMPORT_RATE = 1e6;
 
 /** What turning a plan into reservations and import jobs touches. */
 export interface PlaceExtentsDeps extends PlacementDeps {
-  reservationsRepo: Pick<ReservationsRepo, 'reserve'>;
+  reservationsRepo: Pick<ReservationsRepo, 'reserve' | 'reserveMany'>;
   agentsRepo: Pick<AgentsRepo, 'getMany'>;
   signingKeys: Pick<SigningKeys, 'privateKey'>;
 }
@@ -36,8 +37,9 @@ export function reservationTtlSeconds(size: number): number {
 }
 
 /**
- * One reservation per donor. Each is admitted under the donor's row lock, so a racing import
- * that took the space first makes this one fail with NO_SPACE rather than overcommit.
+ * Reserve every donor's share of a plan in one transaction, all or nothing. Each donor is
+ * admitted under its row lock, so a racing import that took the space first makes this one fail
+ * with NO_SPACE rather than overcommit — and then nothing of this plan stays reserved.
  */
 export async function reserveAll(
   deps: Pick<PlaceExtentsDeps, 'reservationsRepo'>,
@@ -45,18 +47,28 @@ export async function reserveAll(
   plan: Pick<ImportPlan, 'bytesPerDonor'>,
   size: number,
 ): Promise<void> {
-  const ttlSeconds = reservationTtlSeconds(size);
-  for (const [agentId, bytes] of plan.bytesPerDonor) {
-    await deps.reservationsRepo.reserve({ agentId, bytes, datasetId, ttlSeconds });
-  }
+  await deps.reservationsRepo.reserveMany(plan.bytesPerDonor, {
+    datasetId,
+    ttlSeconds: reservationTtlSeconds(size),
+  });
 }
 
+/** An import job's payload by mode; ranged payloads are one donor's share ({@link extentsByDonor}). */
+export type ImportPayloadOf = (
+  mode: ImportJobPayload['mode'],
+  agentId?: string,
+) => ImportJobPayload;
+
 /**
- * What every import job of a plan carries but its mode: the source, the extents, the donors'
- * endpoints and a write capability for them (prefix extensions reuse it). With `fanOutFrom`,
- * the dataset's whole placement, donors of copies ≥ 1 copy from copy 0's donors (issue 15).
+ * What the import jobs of a plan carry: the source, the extents, the donors' endpoints and a
+ * write capability. The streaming donor gets everything (it PUTs every morsel to its holders);
+ * a ranged donor, named by `agentId`, gets only its own extents and endpoint and no capability
+ * (it writes nowhere but its own store), so no job grows with the number of donors (prefix
+ * extensions reuse it). Extents are indexed by donor once, not searched once per donor. With
+ * `fanOutFrom`, the dataset's whole placement, a ranged donor of copies ≥ 1 also gets what it
+ * needs to copy its morsels from copy 0's donors (issue 15): only the primaries it copies from.
  *
- * @example (await importPayload(app, id, plan, probe, 'alice', plan.extents))('ranged')
+ * @example (await importPayload(app, id, plan, probe, 'alice', plan.extents))('ranged', donorId)
  */
 export async function importPayload(
   deps: Pick<PlaceExtentsDeps, 'agentsRepo' | 'softState' | 'signingKeys'>,
@@ -65,7 +77,7 @@ export async function importPayload(
   probe: SourceProbe,
   who: string,
   fanOutFrom?: readonly Extent[],
-): Promise<(mode: ImportJobPayload['mode']) => ImportJobPayload> {
+): Promise<ImportPayloadOf> {
   const donorIds = [...plan.bytesPerDonor.keys()];
   const agents = await deps.agentsRepo.getMany(donorIds);
   const donors = agents.map((a) => ({
@@ -73,25 +85,38 @@ export async function importPayload(
     url: deps.softState.heartbeatOf(a.id)?.url ?? a.url,
     state: 'live',
   }));
+  const endpoints = new Map(donors.map((d) => [d.id, d]));
+  const byDonor = extentsByDonor(plan.extents);
+  const common = { source: probe, morselSize: plan.morselSize };
   const ttlSeconds = Math.ceil(3600 + probe.size / SLOWEST_IMPORT_RATE);
-  const writeCapability = signCapability(deps.signingKeys.privateKey, {
-    ds: datasetId,
-    ops: ['write'],
-    sub: who,
-    aud: donorIds,
-    exp: Math.floor(Date.now() / 1000) + ttlSeconds,
-  });
-  const fanOut = fanOutFrom && (await fanOutOf(deps, datasetId, fanOutFrom, who, ttlSeconds));
-  return (mode) => ({
-    mode,
-    source: probe,
-    morselSize: plan.morselSize,
-    extents: plan.extents,
-    donors,
-    writeCapability,
-    // A streamed import already reads the source once and sends every copy itself.
-    ...(fanOut && mode === 'ranged' ? { fanOut } : {}),
-  });
+  const fanOutTo = fanOutFrom && (await fanOutSigner(deps, datasetId, fanOutFrom, who, ttlSeconds));
+  return (mode, agentId) => {
+    if (mode === 'ranged' && agentId !== undefined) {
+      const own = endpoints.get(agentId);
+      const extents = byDonor.get(agentId) ?? [];
+      const fanOut = fanOutTo?.(extents);
+      return {
+        mode,
+        ...common,
+        extents,
+        donors: own ? [own] : [],
+        ...(fanOut ? { fanOut } : {}),
+      };
+    }
+    return {
+      mode,
+      ...common,
+      extents: plan.extents,
+      donors,
+      writeCapability: signCapability(deps.signingKeys.privateKey, {
+        ds: datasetId,
+        ops: ['write'],
+        sub: who,
+        aud: donorIds,
+        exp: Math.floor(Date.now() / 1000) + ttlSeconds,
+      }),
+    };
+  };
 }
 
 /**
@@ -121,15 +146,17 @@ async function queueImportJobs(
   await withTransaction(deps.pg, async (tx) => {
     await setPlacement(tx, datasetId, plan.extents);
     if (probe.acceptsRanges) {
-      for (const [agentId, bytes] of plan.bytesPerDonor) {
-        await enqueueJob(tx, {
-          kind: 'import',
+      // One statement for every donor's job, each carrying only that donor's share.
+      await enqueueJobs(
+        tx,
+        [...plan.bytesPerDonor].map(([agentId, bytes]) => ({
+          kind: 'import' as const,
           datasetId,
           agentId,
-          payload: { ...payload('ranged') },
+          payload: payload('ranged', agentId),
           totalBytes: Math.min(bytes, probe.size),
-        });
-      }
+        })),
+      );
     } else {
       // No Range support: one donor (the one with most of the data) reads the stream once.
       const [streamer] = [...plan.bytesPerDonor].sort((a, b) => b[1] - a[1])[0]!;
@@ -137,7 +164,7 @@ async function queueImportJobs(
         kind: 'import',
         datasetId,
         agentId: streamer,
-        payload: { ...payload('stream') },
+        payload: payload('stream'),
         totalBytes: probe.size,
       });
     }

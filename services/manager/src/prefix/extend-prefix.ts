@@ -9,7 +9,7 @@ import { withTransaction } from '../db/pool.js';
 import { placementCandidates } from '../placement/candidates.js';
 import { planCopies, type CopiesPlan } from '../placement/plan-copies.js';
 import { importPayload, reserveAll, type PlaceExtentsDeps } from '../placement/place-extents.js';
-import { enqueueJob } from '../repositories/jobs.js';
+import { enqueueJobs } from '../repositories/jobs.js';
 import { getHashes, getPlacement, setPlacement } from '../repositories/placement.js';
 import {
   commitExtensionBytes,
@@ -131,22 +131,21 @@ async function startExtension(
   const release = () => releaseActiveReservations(deps.pg, d.id);
   try {
     await reserveAll(deps, d.id, plan, toBytes - fromBytes);
-    const payload = (
-      await importPayload(deps, d.id, { ...plan, extents: ext.extents }, source, who)
-    )('ranged');
+    const payload = await importPayload(deps, d.id, { ...plan, extents: ext.extents }, source, who);
     const queued = await withTransaction(deps.pg, async (tx) => {
       // Still as decided? A trim, delete or another extension may have come in between.
       if (!(await lockUnchangedForExtension(tx, d.id, fromBytes))) return false;
       await setExtension(tx, d.id, ext);
-      for (const [agentId, bytes] of plan.bytesPerDonor) {
-        await enqueueJob(tx, {
-          kind: 'import',
+      await enqueueJobs(
+        tx,
+        [...plan.bytesPerDonor].map(([agentId, bytes]) => ({
+          kind: 'import' as const,
           datasetId: d.id,
           agentId,
-          payload: { ...payload, extendsFrom: fromMorsel },
+          payload: { ...payload('ranged', agentId), extendsFrom: fromMorsel },
           totalBytes: Math.min(bytes, toBytes - fromBytes),
-        });
-      }
+        })),
+      );
       return true;
     });
     if (!queued) {

@@ -122,6 +122,28 @@ export async function enqueueJob(db: Queryable, job: NewJob): Promise<JobView> {
   return toJobView(rows[0]!);
 }
 
+/**
+ * Queue many jobs in one statement (an import's one job per donor): one round trip however many
+ * donors, inside the caller's transaction when `db` is one.
+ */
+export async function enqueueJobs(db: Queryable, jobs: readonly NewJob[]): Promise<void> {
+  if (jobs.length === 0) return;
+  const rows = jobs.map((j) => ({
+    kind: j.kind,
+    dataset_id: j.datasetId ?? null,
+    agent_id: j.agentId ?? null,
+    payload: j.payload ?? {},
+    total_bytes: j.totalBytes ?? 0,
+  }));
+  await db.query(
+    `INSERT INTO jobs (kind, dataset_id, agent_id, payload, total_bytes)
+     SELECT j.kind, j.dataset_id, j.agent_id, j.payload, j.total_bytes
+     FROM jsonb_to_recordset($1::jsonb)
+       AS j(kind text, dataset_id uuid, agent_id uuid, payload jsonb, total_bytes bigint)`,
+    [JSON.stringify(rows)],
+  );
+}
+
 /** A running job as the lease sweep sees it. */
 export interface LeasedJob {
   id: string;

@@ -162,15 +162,21 @@ export async function getHashes(
   from = 0,
   count?: number,
 ): Promise<Buffer> {
+  if (count === 0) return Buffer.alloc(0);
+  // Only the chunks the range touches: a page of a 1 TiB dataset reads one or two rows, not 256.
+  const firstChunk = Math.floor(from / HASHES_PER_CHUNK);
+  const lastChunk = count === undefined ? null : Math.floor((from + count - 1) / HASHES_PER_CHUNK);
   const { rows } = await db.query<{ chunk: number; hashes: Buffer }>(
-    'SELECT chunk, hashes FROM morsel_hashes WHERE dataset_id = $1 ORDER BY chunk',
-    [datasetId],
+    `SELECT chunk, hashes FROM morsel_hashes
+     WHERE dataset_id = $1 AND chunk >= $2 AND ($3::int IS NULL OR chunk <= $3) ORDER BY chunk`,
+    [datasetId, firstChunk, lastChunk],
   );
+  const base = firstChunk * CHUNK_BYTES;
   const last = rows.at(-1);
-  const known = last ? last.chunk * CHUNK_BYTES + last.hashes.length : 0;
+  const known = last ? last.chunk * CHUNK_BYTES + last.hashes.length - base : 0;
   const all = Buffer.alloc(known);
-  for (const r of rows) r.hashes.copy(all, r.chunk * CHUNK_BYTES);
-  const start = from * SHA256_BYTES;
+  for (const r of rows) r.hashes.copy(all, r.chunk * CHUNK_BYTES - base);
+  const start = from * SHA256_BYTES - base;
   const end = count === undefined ? all.length : Math.min(all.length, start + count * SHA256_BYTES);
   return all.subarray(Math.min(start, all.length), end);
 }

@@ -127,6 +127,64 @@ export function createReservationsRepo(pool: pg.Pool) {
     },
 
     /**
+     * Admit every donor's share of an import in one transaction, all or nothing: the donors'
+     * rows are locked in id order (as `releaseDataset` does, so the two never deadlock), their
+     * lapsed reservations swept, their room checked together, and the reservations inserted by
+     * one multi-row statement — a constant number of round trips however many donors. NO_SPACE
+     * (naming the first donor short of room) or AGENT_NOT_FOUND leaves nothing reserved.
+     */
+    async reserveMany(
+      shares: ReadonlyMap<string, number>,
+      opts: { datasetId?: string; ttlSeconds?: number } = {},
+    ): Promise<void> {
+      if (shares.size === 0) return;
+      const ids = [...shares.keys()];
+      await withTransaction(pool, async (tx) => {
+        const { rows: agents } = await tx.query<{
+          id: string;
+          quota_bytes: number;
+          used_bytes: number;
+          bandwidth_only: boolean;
+        }>(
+          `SELECT id::text, quota_bytes, used_bytes, bandwidth_only FROM agents
+           WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL ORDER BY id FOR UPDATE`,
+          [ids],
+        );
+        const found = new Map(agents.map((a) => [a.id, a]));
+        const missing = ids.find((id) => !found.has(id));
+        if (missing) throw new FreeLoaderError('AGENT_NOT_FOUND', `no agent ${missing}`);
+        await tx.query(
+          `UPDATE reservations SET state = 'expired', updated_at = now()
+           WHERE state = 'active' AND expires_at <= now() AND agent_id = ANY($1::uuid[])`,
+          [ids],
+        );
+        const { rows: held } = await tx.query<{ agent_id: string; bytes: number }>(
+          `SELECT agent_id::text, sum(bytes)::bigint AS bytes FROM reservations
+           WHERE agent_id = ANY($1::uuid[]) AND state = 'active' GROUP BY agent_id`,
+          [ids],
+        );
+        const heldOf = new Map(held.map((h) => [h.agent_id, Number(h.bytes)]));
+        for (const [id, bytes] of shares) {
+          const a = found.get(id)!;
+          const free = a.bandwidth_only ? 0 : a.quota_bytes - a.used_bytes - (heldOf.get(id) ?? 0);
+          if (free < bytes) {
+            throw new FreeLoaderError(
+              'NO_SPACE',
+              `agent ${id} cannot hold ${formatSize(bytes)} (${formatSize(Math.max(0, free))} free)`,
+              { agentId: id, freeBytes: Math.max(0, free) },
+            );
+          }
+        }
+        await tx.query(
+          `INSERT INTO reservations (agent_id, dataset_id, bytes, expires_at)
+           SELECT w.agent_id, $3::uuid, w.bytes, now() + make_interval(secs => $4::int)
+           FROM unnest($1::uuid[], $2::bigint[]) AS w(agent_id, bytes)`,
+          [ids, [...shares.values()], opts.datasetId ?? null, opts.ttlSeconds ?? RESERVATION_TTL_S],
+        );
+      });
+    },
+
+    /**
      * Turn an active reservation into used space. Idempotent once committed; RESERVATION_EXPIRED
      * when it lapsed first, CONFLICT when it was released. `owner` restricts to one agent's.
      */

@@ -2,6 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import {
   AgentHoldings,
+  AgentListQuery,
+  AgentPage,
   AgentView,
   EnrollRequest,
   EnrollResponse,
@@ -13,6 +15,7 @@ import {
   IdParams,
   Ok,
 } from '@freeloader/protocol';
+import { pageOfAgents, wantsPage } from '../agents/agent-page.js';
 import { requireAgent, requireUser } from '../auth/guards.js';
 import type { AgentRecord } from '../repositories/agents.js';
 import { saveDiagnostics } from '../repositories/diagnostics.js';
@@ -122,10 +125,23 @@ const agents: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['agents'],
         summary: 'Donors with live/stale/dead state and reserved bytes',
-        response: { 200: Type.Array(AgentView), 401: E, 403: E, 500: E },
+        description:
+          'Every donor as an array; with `limit`, `cursor`, `state` or `q` one page of them ' +
+          '(ordered by name) with per-state counts.',
+        querystring: AgentListQuery,
+        response: {
+          200: Type.Union([Type.Array(AgentView), AgentPage]),
+          400: E,
+          401: E,
+          403: E,
+          500: E,
+        },
       },
     },
-    async () => (await app.agentsRepo.list()).map((a) => agentView(a, app.softState)),
+    async (req) => {
+      const views = (await app.agentsRepo.list()).map((a) => agentView(a, app.softState));
+      return wantsPage(req.query) ? pageOfAgents(views, req.query) : views;
+    },
   );
 
   app.get(

@@ -7,6 +7,8 @@ import {
   ErrorBodySchema as E,
   FreeLoaderError,
   IdParams,
+  MAX_MAP_HASH_RANGE,
+  MapRangeQuery,
   PathQuery,
   signCapability,
   type AgentState,
@@ -79,20 +81,31 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['datasets'],
         summary: 'Where every morsel lives, its hash, and a signed read capability',
+        description:
+          'With `first`/`count`, only that range of hashes; with `Accept: application/octet-stream`, ' +
+          'only those hashes as 32 bytes each (no capability, not counted as a read).',
         params: IdParams,
+        querystring: MapRangeQuery,
         response: { 200: DatasetMap, 400: E, 401: E, 403: E, 404: E, 500: E },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const dataset = await mustGet(req.params.id);
       // Before any capability is signed: only readers (and agents that hold it) get one.
       await requireDataset(req, 'read', dataset);
       if (dataset.state === 'deleting') {
         throw new FreeLoaderError('DATASET_NOT_FOUND', `dataset ${dataset.id} is being deleted`);
       }
+      const range = hashRange(req.query, req.headers.accept);
+      if (range?.binary) {
+        // A reader's next page of hashes: 32 bytes a morsel, nothing else to compute or sign.
+        const bytes = await app.placementRepo.getHashes(dataset.id, range.first, range.count);
+        // The route's schema describes the JSON map; a Buffer is sent as is, unserialised.
+        return reply.type('application/octet-stream').send(bytes as never);
+      }
       const [extents, hashes, faults] = await Promise.all([
         app.placementRepo.getPlacement(dataset.id),
-        app.placementRepo.getHashes(dataset.id),
+        app.placementRepo.getHashes(dataset.id, range?.first, range?.count),
         faultsOfDataset(app.pg, dataset.id),
       ]);
       const donorIds = [...new Set(extents.flatMap((e) => e.donors))];
@@ -125,6 +138,7 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
         extents,
         donors,
         hashes: hashes.toString('hex'),
+        ...(range ? { hashesFirst: range.first } : {}),
         capability,
         capabilityExpiresAt: new Date(exp * 1000).toISOString(),
         // Copies a scrub, start-up check or client found bad: readers skip them until repaired.
@@ -154,3 +168,20 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
   );
 };
 export default datasets;
+
+/**
+ * The range of hashes a map request asks for: none (every hash, as JSON) unless `first` or
+ * `count` is given or the client accepts only binary; binary ranges default to the longest one.
+ *
+ * @example hashRange({ first: 4096 }, 'application/octet-stream')
+ *   // → { first: 4096, count: 65536, binary: true }
+ */
+export function hashRange(
+  query: MapRangeQuery,
+  accept: string | undefined,
+): { first: number; count: number | undefined; binary: boolean } | undefined {
+  const binary = /application\/octet-stream/i.test(accept ?? '');
+  if (query.first === undefined && query.count === undefined && !binary) return undefined;
+  const first = query.first ?? 0;
+  return { first, count: query.count ?? (binary ? MAX_MAP_HASH_RANGE : undefined), binary };
+}
