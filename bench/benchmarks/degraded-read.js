@@ -75,10 +75,8 @@ export default {
         // A donor killed mid-read takes its CPU seconds with it: its share is not counted.
         const before = pids.map((p) => cpuSeconds(p));
         const got = await fl.cli(['get', name, '-o', out, '--stats'], 900_000);
-        const donorCpu = pids.reduce(
-          (sum, p, i) => sum + Math.max(0, cpuSeconds(p) - (before[i] ?? 0)),
-          0,
-        );
+        let donorCpu = 0;
+        pids.forEach((p, i) => (donorCpu += Math.max(0, cpuSeconds(p) - (before[i] ?? 0))));
         ctx.log(`${what} ${label}:\n${got.stderr.trim()}`);
         const summary = parseGetSummary(got.stderr);
         const { sha256 } = await fileDigest(out);
@@ -141,7 +139,9 @@ export default {
       rows.push(
         {
           case: 'degraded / undisturbed, same run',
-          params: { linkShare: Number((liveLimit / Math.min(clientGp, sumOf(donorGp))).toFixed(3)) },
+          params: {
+            linkShare: Number((liveLimit / Math.min(clientGp, sumOf(donorGp))).toFixed(3)),
+          },
           mbps: degraded.mbps,
           limitMbps: whole.mbps,
           note: 'info: the live donors are linkShare of the link limit; on a CPU-bound box both reads share the same ceiling',

@@ -20,7 +20,9 @@ import {
   repairCapRate,
   repairQueue,
   sampleRss,
+  sendersOf,
 } from '../lib/repair-watch.js';
+import { managerGet } from '../lib/extra-agents.js';
 import { DEFAULT_LINKS, createTestbed, exec } from '../lib/testbed.js';
 
 /** Targets from the issue: repair rate and the foreground get, as ratios; donor RSS in bytes. */
@@ -59,7 +61,9 @@ export default {
       const clientGp = (await probe(tb.manager, tb.client, 1000)).mbps;
       const live = tb.donors.filter((_, i) => i !== VICTIM);
       /** Each live donor's upload (to the client) and download (from the manager), MB/s. */
+      /** @type {number[]} */
       const up = [];
+      /** @type {number[]} */
       const down = [];
       for (const d of live) {
         up.push((await probe(d, tb.client, 100)).mbps);
@@ -71,17 +75,18 @@ export default {
       const fl = await startFreeLoaderLan(tb, {
         workDir: work,
         quota: ctx.quick ? '1GiB' : '2GiB',
-        env: { REPAIR_AFTER_MS: String(REPAIR_AFTER_MS) },
+        env: { REPAIR_AFTER_MS: String(REPAIR_AFTER_MS), LOG_LEVEL: 'info' },
       });
       const ds = await ctx.dataset(bytes);
       const fg = await ctx.dataset(fgBytes);
       const source = await startNginx(tb.source, { root: ds.dir, workDir: join(work, 'nginx') });
       const name = 'bench/repair';
       const fgName = 'bench/repair-foreground';
-      for (const [d, n] of [
-        [ds, name],
-        [fg, fgName],
-      ]) {
+      const both = [
+        { d: ds, n: name },
+        { d: fg, n: fgName },
+      ];
+      for (const { d, n } of both) {
         const args = ['import', source.url(d.name), '--name', n, '--width', String(DONORS)];
         await fl.cli([...args, '--replicas', '2', '--policy', 'round-robin', '--wait'], 900_000);
       }
@@ -103,6 +108,26 @@ export default {
       // Kill the victim; repair starts when the manager counts it lost.
       const victimName = /** @type {import('../lib/testbed.js').LanHost} */ (tb.donors[VICTIM])
         .name;
+      // Who must send what: the twins of the victim's copies, as placement put them.
+      const victimId = (await agentClass(tb, fl, victimName)).id;
+      const names = new Map(
+        /** @type {Array<{ id: string, name: string }>} */ (
+          await managerGet(tb, fl, '/agents')
+        ).map((a) => [a.id, a.name]),
+      );
+      /** @type {Map<string, number>} sender host name → bytes */
+      const toSend = new Map();
+      for (const { d, n } of both) {
+        const { id } = await datasetHealth(tb, fl, n);
+        const placement = /** @type {any} */ (
+          await managerGet(tb, fl, `/datasets/${id}/placement`)
+        );
+        for (const [sender, b] of sendersOf(placement, d.bytes, victimId)) {
+          const host = names.get(sender) ?? sender;
+          toSend.set(host, (toSend.get(host) ?? 0) + b);
+        }
+      }
+      ctx.log(`bytes to send per donor: ${JSON.stringify(Object.fromEntries(toSend))}`);
       const pids = fl.agents
         .filter((_, i) => i !== VICTIM)
         .map((a) => /** @type {number} */ (a.child.pid));
@@ -127,9 +152,16 @@ export default {
         ...r,
         endedAt: performance.now(),
       }));
+      let lastQueue = '';
       await pollFor(
         'every morsel to have two live copies',
         async () => {
+          // The queue in the log as it changes: where a slow repair spends its time.
+          const q = await repairQueue(tb, fl);
+          const line = `waiting ${q.waitingUnits} running ${q.runningUnits} units, ${q.bytes} bytes`;
+          if (line !== lastQueue)
+            ctx.log(`${((performance.now() - lostAt) / 1000).toFixed(1)} s: ${line}`);
+          lastQueue = line;
           for (const n of [name, fgName]) {
             if ((await datasetHealth(tb, fl, n)).health.liveMin < 2) return undefined;
           }
@@ -145,7 +177,10 @@ export default {
       const repairS = (repairedAt - lostAt) / 1000;
       const allowed = repairCapRate({
         b,
-        senders: up.map((m) => m * 1e6),
+        senders: [...toSend].map(([host, bytesToSend]) => ({
+          bytes: bytesToSend,
+          bps: (up[live.findIndex((d) => d.name === host)] ?? 0) * 1e6,
+        })),
         receivers: down.map((m) => m * 1e6),
       });
       rows.push({
@@ -157,13 +192,15 @@ export default {
           lostAfterKillSeconds: Number(((lostAt - killedAt) / 1000).toFixed(2)),
           bBytesPerS: b,
           liveDonors: live.length,
+          bytesToSendPerDonor: Object.fromEntries(toSend),
         },
         mbps: repaired / repairS / 1e6,
         limitMbps: allowed / 1e6,
         targetRatio: TARGET_RATIO,
         note:
           'from the lost mark to 2 live copies of every morsel (health polled every 0.25 s); ' +
-          `limit Σ min(b, link) over the ${live.length} live donors, each way`,
+          `limit: ${toSend.size} senders (the twins' holders) and ${live.length} receivers, ` +
+          'each ≤ min(b, link) one way',
       });
 
       // The same get with the repair over: the same live donors, nothing else moving.

@@ -2,6 +2,7 @@
 // datasets' health (live copies per morsel), the repair queue, and the donors' memory.
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { donorsOfMorsel } from '../../packages/protocol/dist/placement.js';
 import { listAgents, managerGet } from './extra-agents.js';
 
 /** How often the benchmark polls the manager while waiting (milliseconds). */
@@ -32,7 +33,8 @@ export async function pollFor(what, done, timeoutMs) {
   for (;;) {
     const v = await done();
     if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(POLL_MS);
   }
 }
@@ -119,18 +121,50 @@ function statusKb(pid, field) {
 }
 
 /**
- * The rate repair may reach under its caps (bytes/s): every copy moves from a live donor
- * holding it to a live donor that does not, each donor sending at most b and receiving at most
- * b (ThriftStore §4.3: a node's upload and download channels each serve one transfer at a time)
- * and no faster than its link. (With a live copy of every morsel left, the source's B plays no
+ * The rate repair may reach under its caps (bytes/s): every lost copy moves from the live donor
+ * holding its twin (the sender: placement decides who) to a live donor that does not hold it,
+ * each donor sending at most b and receiving at most b (ThriftStore §4.3: a node's upload and
+ * download channels each serve one transfer at a time) and no faster than its link. The repair
+ * takes at least as long as its busiest sender needs, and as all bytes need over every
+ * receiver's download together. (With a live copy of every morsel left, the source's B plays no
  * part.)
  *
- * @param {{ b: number, senders: number[], receivers: number[] }} caps
- *   b bytes/s; senders / receivers: the participating donors' upload / download goodput (bytes/s)
+ * @param {{ b: number, senders: Array<{ bytes: number, bps: number }>, receivers: number[] }} caps
+ *   b bytes/s; senders: the bytes each must send and its upload goodput (bytes/s); receivers:
+ *   the live donors' download goodput (bytes/s)
  * @returns {number}
- * @example repairCapRate({ b: 8 * 2 ** 20, senders: [12e6, 12e6, 12e6], receivers: [12e6, 12e6, 12e6] }) // 25165824 (3 × b)
+ * @example
+ *   // Two senders of 50 MB each, four receivers, links faster than b = 8 MiB/s: 2 × b.
+ *   repairCapRate({ b: 8 * 2 ** 20, senders: [{ bytes: 5e7, bps: 12e6 }, { bytes: 5e7, bps: 12e6 }],
+ *     receivers: [12e6, 12e6, 12e6, 12e6] }) // 16777216
  */
 export function repairCapRate({ b, senders, receivers }) {
-  const side = (/** @type {number[]} */ links) => links.reduce((s, l) => s + Math.min(b, l), 0);
-  return Math.min(side(senders), side(receivers));
+  const total = senders.reduce((s, x) => s + x.bytes, 0);
+  const busiest = Math.max(...senders.map((x) => x.bytes / Math.min(b, x.bps)));
+  const intake = receivers.reduce((s, l) => s + Math.min(b, l), 0);
+  return total / Math.max(busiest, total / intake);
+}
+
+/**
+ * Bytes each live donor must send to replace `victim`'s copies: for every morsel the victim
+ * holds (in any copy), its other holders; the first of them is the sender (with n=2 the only one).
+ *
+ * @param {{ morselSize: number, morsels: number, extents: import('../../packages/protocol/dist/index.js').Extent[] }} placement
+ *   `GET /datasets/:id/placement`
+ * @param {number} sizeBytes the dataset's size (the last morsel may be short)
+ * @param {string} victim agent id
+ * @returns {Map<string, number>} sender id → bytes
+ * @example sendersOf({ morselSize: 1, morsels: 2, extents: [{ copy: 0, first: 0, count: 2, unit: 1, phase: 0, donors: ['v', 'a'] }, { copy: 1, first: 0, count: 2, unit: 1, phase: 1, donors: ['v', 'a'] }] }, 2, 'v') // Map { 'a' => 2 }
+ */
+export function sendersOf(placement, sizeBytes, victim) {
+  const out = new Map();
+  for (let m = 0; m < placement.morsels; m++) {
+    const holders = donorsOfMorsel(placement.extents, m);
+    if (!holders.includes(victim)) continue;
+    const sender = holders.find((h) => h !== victim);
+    if (!sender) continue;
+    const len = Math.min(placement.morselSize, sizeBytes - m * placement.morselSize);
+    out.set(sender, (out.get(sender) ?? 0) + len);
+  }
+  return out;
 }
