@@ -1,9 +1,4 @@
-import {
-  FreeLoaderError,
-  morselCount,
-  morselLength,
-  type DatasetMap,
-} from '@freeloader/protocol';
+import { FreeLoaderError, morselCount, morselLength, type DatasetMap } from '@freeloader/protocol';
 import { DonorPools } from './donor-pool.js';
 import { HashPool, type SharedMemory } from './hash-pool.js';
 import { HedgedFetch, type DonorRate } from './hedged-fetch.js';
