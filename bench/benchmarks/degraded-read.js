@@ -89,10 +89,15 @@ export default {
       const cores = availableParallelism();
       const ceilingRow = (
         /** @type {string} */ what,
-        /** @type {{ mbps: number, perGiB: number }} */ r,
+        /** @type {{ mbps: number, perGiB: number, seconds: number }} */ r,
       ) => ({
         case: `CPU-bound ceiling, ${what} (client + donors CPU per GiB, ${cores} cores)`,
-        params: { cpuSecondsPerGiB: Number(r.perGiB.toFixed(2)), cores },
+        params: {
+          cpuSecondsPerGiB: Number(r.perGiB.toFixed(2)),
+          cores,
+          // The cores the read actually got: far below `cores` means other work had the CPU.
+          coresUsed: Number(((r.perGiB * bytes) / 2 ** 30 / r.seconds).toFixed(2)),
+        },
         mbps: r.mbps,
         limitMbps: cpuCeilingMBps(r.perGiB, cores),
         note: 'the read vs the rate the cores could sustain at its CPU cost (nothing else running)',
