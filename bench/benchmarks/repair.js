@@ -75,7 +75,7 @@ export default {
       const fl = await startFreeLoaderLan(tb, {
         workDir: work,
         quota: ctx.quick ? '1GiB' : '2GiB',
-        env: { REPAIR_AFTER_MS: String(REPAIR_AFTER_MS), LOG_LEVEL: 'info' },
+        env: { REPAIR_AFTER_MS: String(REPAIR_AFTER_MS) },
       });
       const ds = await ctx.dataset(bytes);
       const fg = await ctx.dataset(fgBytes);
