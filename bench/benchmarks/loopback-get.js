@@ -7,7 +7,7 @@ import { parseGetSummary } from '../lib/freeloader.js';
 import { loopbackRead } from '../lib/baselines.js';
 import { freePortBlock } from '../lib/free-ports.js';
 import { rssBytes, startLoopbackCluster } from '../lib/loopback-cluster.js';
-import { cpuSeconds } from '../lib/proc-stat.js';
+import { clientCpuSeconds, cpuCeilingMBps, cpuSeconds } from '../lib/proc-stat.js';
 import { startNginx } from '../lib/nginx.js';
 import { LOOPBACK } from '../lib/processes.js';
 
@@ -15,7 +15,6 @@ import { LOOPBACK } from '../lib/processes.js';
 const TARGET_MBPS = 1000;
 /** An agent serving flat out must stay under this resident size (bytes). */
 const RSS_LIMIT = 150 * 1e6;
-const CLIENT_CPU = /client CPU during the read ([\d.]+) s/;
 
 export default {
   name: 'loopback-get',
@@ -75,10 +74,8 @@ export default {
           );
           const donorCpu = donorsCpu(pids) - donorsBefore;
           const { mbps } = parseGetSummary(got.stderr);
-          const c = CLIENT_CPU.exec(got.stderr);
-          if (!c) throw new Error(`no CPU line from get --stats: ${got.stderr}`);
           rates.push(mbps);
-          cpu.client.push(Number(c[1]) / (bytes / 2 ** 30));
+          cpu.client.push(clientCpuSeconds(got.stderr) / (bytes / 2 ** 30));
           cpu.donors.push(donorCpu / (bytes / 2 ** 30));
         }
       } finally {
@@ -88,7 +85,7 @@ export default {
       // What a GiB costs the machine, and the rate its cores could sustain at that cost.
       const perGiB = Math.min(...cpu.client.map((c, i) => c + (cpu.donors[i] ?? 0)));
       const cores = availableParallelism();
-      const ceiling = (cores * 2 ** 30) / perGiB / 1e6;
+      const ceiling = cpuCeilingMBps(perGiB, cores);
       rows.push({
         case: 'freeloader get, 4 donors (loopback)',
         params: { bytes, runs: rates },

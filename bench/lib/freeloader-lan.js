@@ -7,6 +7,8 @@ import { exec, waitForPort } from './processes.js';
 
 const MANAGER_PORT = 7400;
 const AGENT_PORT = 7500;
+/** How long the agents of a LAN may take to start and be seen live (milliseconds). */
+const LIVE_AGENTS_TIMEOUT_MS = 300_000;
 
 /**
  * @typedef {object} FreeLoaderLan
@@ -119,7 +121,8 @@ export async function startFreeLoaderLan(tb, opts) {
  */
 async function waitForLiveAgents(tb, url, sessionFile, n, logs) {
   const { token } = JSON.parse(readFileSync(sessionFile, 'utf8'));
-  const deadline = Date.now() + 60000;
+  // Generous: on a shared 2-core box at load 20+ an agent took 70 s just to start node.
+  const deadline = Date.now() + LIVE_AGENTS_TIMEOUT_MS;
   let live = 0;
   while (Date.now() < deadline) {
     const res = await exec(
@@ -136,7 +139,9 @@ async function waitForLiveAgents(tb, url, sessionFile, n, logs) {
     }
     await sleep(250);
   }
-  throw new Error(`only ${live} of ${n} agents live after 60 s; logs: ${logs.join(', ')}`);
+  throw new Error(
+    `only ${live} of ${n} agents live after ${LIVE_AGENTS_TIMEOUT_MS / 1000} s; logs: ${logs.join(', ')}`,
+  );
 }
 
 /**

@@ -39,3 +39,32 @@ export function busySeconds(stat = readFileSync('/proc/stat', 'utf8')) {
   const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = f;
   return (user + nice + system + irq + softirq + steal) / USER_HZ;
 }
+
+/** Client CPU seconds of a `freeloader get --stats` (its "client CPU during the read" line). */
+const CLIENT_CPU = /client CPU during the read ([\d.]+) s/;
+
+/**
+ * The client's CPU seconds from `get --stats` stderr; throws when the line is missing.
+ *
+ * @param {string} stderr
+ * @returns {number}
+ * @example clientCpuSeconds('client CPU during the read 1.25 s (user 1.00, system 0.25)') // 1.25
+ */
+export function clientCpuSeconds(stderr) {
+  const c = CLIENT_CPU.exec(stderr);
+  if (!c) throw new Error(`no CPU line from get --stats: ${stderr}`);
+  return Number(c[1]);
+}
+
+/**
+ * The rate this machine's cores could sustain if reading cost `cpuSecondsPerGiB` of CPU (client
+ * and donors together) and nothing else ran: a read below it by much is not CPU-bound (MB/s).
+ *
+ * @param {number} cpuSecondsPerGiB
+ * @param {number} cores
+ * @returns {number}
+ * @example cpuCeilingMBps(4, 2) // 2 × 2^30 / 4 / 1e6 ≈ 536.9
+ */
+export function cpuCeilingMBps(cpuSecondsPerGiB, cores) {
+  return (cores * 2 ** 30) / cpuSecondsPerGiB / 1e6;
+}

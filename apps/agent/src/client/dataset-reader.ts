@@ -1,20 +1,13 @@
-import { createHash } from 'node:crypto';
-import {
-  FreeLoaderError,
-  isFreeLoaderError,
-  morselCount,
-  morselLength,
-  type DatasetMap,
-} from '@freeloader/protocol';
-import { DONOR_STALL_TIMEOUT_MS, DonorPools } from './donor-pool.js';
-import { hedge, hedgeDelayMs } from './hedge.js';
+import { FreeLoaderError, morselCount, morselLength, type DatasetMap } from '@freeloader/protocol';
+import { DonorPools } from './donor-pool.js';
 import { HashPool, type SharedMemory } from './hash-pool.js';
 import { MapHashes } from './map-hashes.js';
+import { HedgedFetch, type DonorRate } from './hedged-fetch.js';
 import { MorselLocator, placeNodes } from './morsel-locator.js';
 import { MorselSlab } from './morsel-slab.js';
-import { Semaphore } from './semaphore.js';
-import { STALL_LATENCY_FACTOR, StallWatch, SWEEP_INTERVAL_MS } from './stall-watch.js';
 import { SuffixReader } from './suffix-reader.js';
+
+export { PER_DONOR_IN_FLIGHT, type DonorRate } from './hedged-fetch.js';
 
 export interface ReaderOptions {
   pools?: DonorPools;
@@ -41,14 +34,6 @@ export interface ReaderOptions {
 /** Morsels read ahead per donor beyond the one in flight (window sizing). */
 export const READ_AHEAD_PER_DONOR = 4;
 /**
- * Requests on the wire per donor: one transferring, the next already asked for. Two, not three:
- * on the 12-donor LAN (donors together faster than the client's link) a third request let the
- * donors TCP favoured run further ahead, and the read ended on the others' tails: `get` at W=12
- * 111 MB/s with three, 113–114 with two (median of 6); loopback `get` was no slower.
- */
-export const PER_DONOR_IN_FLIGHT = 2;
-
-/**
  * Busy time a donor needs in this read before its measured rate replaces the manager's
  * prediction when choosing between copies (milliseconds): a few morsels' worth on a LAN.
  */
@@ -59,12 +44,6 @@ export interface Morsel {
   index: number;
   data: Buffer;
   release(): void;
-}
-
-export interface DonorRate {
-  bytes: number;
-  /** Wall time with at least one request to this donor in flight (milliseconds). */
-  busyMs: number;
 }
 
 /**
@@ -78,9 +57,6 @@ export interface DonorRate {
  */
 export class DatasetReader {
   readonly count: number;
-  private readonly donorUrl = new Map<string, string>();
-  private readonly slots = new Map<string, Semaphore>();
-  private readonly rates = new Map<string, DonorRate & { inFlight: number; since: number }>();
   private readonly pools: DonorPools;
   private readonly ownPools: boolean;
   private readonly hashes: HashPool;
@@ -92,17 +68,14 @@ export class DatasetReader {
   private readonly suffix: SuffixReader | undefined;
   /** Decides, per morsel, between donor copies, a patching node and the source. */
   private readonly locator: MorselLocator;
-  /** Per-donor latency and stalls; swept every SWEEP_INTERVAL_MS while requests are out. */
-  private readonly stalls = new StallWatch(DONOR_STALL_TIMEOUT_MS);
-  private sweeper: NodeJS.Timeout | undefined;
-  private readonly hedgeCounts = { asked: 0, won: 0 };
+  /** Hedged requests to the donors, with their slots, rates, latency and stalls. */
+  private readonly fetch: HedgedFetch;
 
   constructor(
     readonly map: DatasetMap,
     private readonly opts: ReaderOptions = {},
   ) {
     this.count = morselCount(map.dataset.sizeBytes, map.dataset.morselSize);
-    for (const d of map.donors) this.donorUrl.set(d.id, d.url);
     this.ownPools = !opts.pools;
     this.pools = opts.pools ?? new DonorPools();
     this.mapHashes = opts.mapHashes ?? new MapHashes(map);
@@ -114,6 +87,7 @@ export class DatasetReader {
       wait: (d) => this.expectedWait(d),
     });
     for (const d of opts.dropped ?? []) this.locator.drop(d);
+    this.fetch = new HedgedFetch({ ...opts, map, pools: this.pools, locator: this.locator });
     this.slab = new MorselSlab(opts.slabSlots ?? this.defaultWindow() + 8, map.dataset.morselSize);
   }
 
@@ -153,25 +127,29 @@ export class DatasetReader {
     return placeNodes(this.locator.locate(index));
   }
 
+  /** Health rank of a copy in this read, lower is better ({@link MorselLocator.health}). */
+  health(donor: string): number {
+    return this.locator.health(donor);
+  }
+
   /**
    * A donor's delivery rate for choosing between copies (bytes/s): measured in this read once it
    * was busy MEASURED_RATE_MIN_BUSY_MS, else the manager's prediction, else 0 (unknown: all
    * unknown donors count as equally fast).
    */
   donorRate(donor: string): number {
-    const r = this.rates.get(donor);
+    const r = this.fetch.rate(donor);
     if (r && r.busyMs >= MEASURED_RATE_MIN_BUSY_MS) return (r.bytes / r.busyMs) * 1000;
     return this.locator.predictedRate(donor) ?? 0;
   }
 
   /** Seconds (or, rates unknown, requests) until a new request to `donor` would be answered. */
   private expectedWait(donor: string): number {
-    const slot = this.slots.get(donor);
-    const queued = (slot?.inUse ?? 0) + (slot?.waiting ?? 0) + 1;
+    const queued = this.fetch.queued(donor) + 1;
     const rate = this.donorRate(donor);
     if (!(rate > 0)) return queued;
     // A donor whose head-of-line morsel is already late (frozen, overloaded) is that much later.
-    const late = this.stalls.headAgeMs(donor, performance.now()) / 1000;
+    const late = this.fetch.headAgeMs(donor) / 1000;
     return (queued * this.map.dataset.morselSize) / rate + late;
   }
 
@@ -281,7 +259,7 @@ export class DatasetReader {
     signal?: AbortSignal,
     prefer?: string,
   ): Promise<Buffer> {
-    const { sizeBytes, morselSize, id } = this.map.dataset;
+    const { sizeBytes, morselSize } = this.map.dataset;
     const length = morselLength(sizeBytes, morselSize, index);
     if (target.length < length) throw new RangeError(`morsel ${index} needs ${length} bytes`);
     const expected = await this.mapHashes.expected(index);
@@ -291,80 +269,18 @@ export class DatasetReader {
     if (place.kind === 'patching') {
       return this.suffix!.readVerified(index, length, expected, target, hash, signal);
     }
-    let lastError: FreeLoaderError | undefined;
     const copies = place.kind === 'donors' ? [...place.copies] : [];
     const at = prefer ? copies.indexOf(prefer) : -1;
     if (at > 0 && this.locator.health(prefer!) === this.locator.health(copies[0]!)) {
       copies.splice(at, 1);
       copies.unshift(prefer!);
     }
-    /** Donors that already answered this morsel as a hedge's backup and failed. */
-    const tried = new Set<string>();
-    for (let i = 0; i < copies.length; i++) {
-      const donor = copies[i]!;
-      if (tried.has(donor)) continue;
-      try {
-        // A donor dropped while this morsel waited for it is skipped while another route is left.
-        const skippable = !!this.opts.fromSource || i < copies.length - 1;
-        let cancelled = false;
-        const rank = this.locator.health(donor);
-        const primary = async (): Promise<Buffer | null> => {
-          // Skipped once it lost the hedge, or (another route left) it failed or was dropped
-          // while this morsel waited for it: the next copy serves it instead.
-          const data = await this.fromDonor(donor, id, index, length, target, () => {
-            if (cancelled) return true;
-            return (
-              skippable && (this.locator.isDropped(donor) || this.locator.health(donor) > rank)
-            );
-          });
-          if (!data) return null;
-          if ((await hash()) !== expected) throw this.badCopy(index, donor);
-          return data;
-        };
-        const backupDonor = copies.slice(i + 1).find((d) => this.locator.health(d) < 1000);
-        const backup = this.backupOf(backupDonor, tried, index, length, expected);
-        const ahead = (this.slots.get(donor)?.inUse ?? 0) + (this.slots.get(donor)?.waiting ?? 0);
-        const { value, by } = await hedge(
-          primary,
-          backup,
-          hedgeDelayMs(this.stalls.latencyMs(donor), ahead),
-          () => {
-            cancelled = true;
-            this.pools.abandon(
-              this.donorUrl.get(donor)!,
-              new FreeLoaderError(
-                'TIMEOUT',
-                `donor ${donor} lost a hedged request for morsel ${index}`,
-              ),
-            );
-          },
-        );
-        if (!value) continue;
-        if (by === 'primary') return value;
-        // The other route won: this donor goes behind it. Beaten by another copy, it is dropped
-        // for the rest of the read (its twin serves); beaten by the source, it is a stall (the
-        // source is the slow last resort, so only repeated losses drop it).
-        this.hedgeCounts.won++;
-        this.locator.failed(donor);
-        const beaten = new FreeLoaderError(
-          'TIMEOUT',
-          `donor ${donor} lost a hedged request for morsel ${index} to ${backupDonor ?? 'the source'}`,
-        );
-        if (backupDonor && !this.locator.isDropped(donor)) {
-          this.locator.drop(donor);
-          this.opts.onDonorDropped?.(donor, beaten);
-        } else if (!backupDonor && this.locator.stalled(donor)) {
-          this.opts.onDonorDropped?.(donor, beaten);
-        }
-        value.copy(target);
-        return target.subarray(0, length);
-      } catch (e) {
-        if (signal?.aborted) throw e;
-        lastError = isFreeLoaderError(e) ? e : new FreeLoaderError('UNAVAILABLE', String(e));
-        this.locator.failed(donor);
-        this.opts.onDonorFailure?.(donor, lastError);
-      }
-    }
+    const got = await this.fetch.fromCopies(
+      { index, length, expected, target, hash, signal },
+      copies,
+    );
+    if ('data' in got) return got.data;
+    const { lastError } = got;
     if (this.opts.fromSource) {
       const start = index * morselSize;
       const bytes = await this.opts.fromSource(start, start + length);
@@ -383,72 +299,9 @@ export class DatasetReader {
     );
   }
 
-  /**
-   * The second request of a hedge (issue 15): morsel `index` from `donor`'s copy, else from the
-   * source, into a buffer of its own, verified here; undefined when there is no other route.
-   * A backup donor that fails is noted in `tried` (and demoted) so the caller does not ask it again.
-   */
-  private backupOf(
-    donor: string | undefined,
-    tried: Set<string>,
-    index: number,
-    length: number,
-    expected: string,
-  ): (() => Promise<Buffer>) | undefined {
-    const matches = (data: Buffer): boolean =>
-      createHash('sha256').update(data).digest('hex') === expected;
-    const source = this.opts.fromSource;
-    if (!donor && !source) return undefined;
-    return async () => {
-      this.hedgeCounts.asked++;
-      if (!donor) {
-        const start = index * this.map.dataset.morselSize;
-        const data = await source!(start, start + length);
-        if (matches(data)) return data;
-        throw new FreeLoaderError(
-          'HASH_MISMATCH',
-          `morsel ${index} from the source failed its SHA-256 check`,
-        );
-      }
-      try {
-        const data = await this.fromDonor(
-          donor,
-          this.map.dataset.id,
-          index,
-          length,
-          Buffer.allocUnsafe(length),
-          () => this.locator.isDropped(donor),
-        );
-        if (!data) throw new FreeLoaderError('UNAVAILABLE', `donor ${donor} was dropped`);
-        // A backup's bad copy is as bad as a primary's: reported the same way.
-        if (!matches(data)) throw this.badCopy(index, donor);
-        return data;
-      } catch (e) {
-        tried.add(donor);
-        this.locator.failed(donor);
-        if (isFreeLoaderError(e)) this.opts.onDonorFailure?.(donor, e);
-        throw e;
-      }
-    };
-  }
-
-  /**
-   * `donor` sent morsel `index` with a bad hash, from either route of a hedge: its stored copy is
-   * bad, so this read never asks it for that morsel again and the manager is told
-   * (`onBadCopy`); returns the error to throw.
-   */
-  private badCopy(index: number, donor: string): FreeLoaderError {
-    this.locator.badCopy(index, donor);
-    this.opts.onBadCopy?.(donor, index);
-    return new FreeLoaderError(
-      'HASH_MISMATCH',
-      `morsel ${index} from donor ${donor} failed its SHA-256 check`,
-    );
-  }
-
   /** Morsels asked of a second copy (or the source) because the first was slow, and won by it. */
   hedges(): { asked: number; won: number } {
-    return { ...this.hedgeCounts };
+    return this.fetch.hedges();
   }
 
   /**
@@ -466,103 +319,18 @@ export class DatasetReader {
 
   /** TCP connection attempts this reader's pools made to `donor` (by id). */
   connectionAttempts(donor: string): number {
-    const url = this.donorUrl.get(donor);
-    return url ? this.pools.connectionAttempts(url) : 0;
+    return this.fetch.connectionAttempts(donor);
   }
 
   /** Observed per-donor delivery (for rate reports to the manager). */
   donorRates(): Map<string, DonorRate> {
-    return new Map([...this.rates].map(([id, r]) => [id, { bytes: r.bytes, busyMs: r.busyMs }]));
+    return this.fetch.donorRates();
   }
 
   async close(): Promise<void> {
-    clearInterval(this.sweeper);
-    this.sweeper = undefined;
+    this.fetch.close();
     if (this.ownPools) await this.pools.close();
     if (this.ownHashes) await this.hashes.close();
     await this.suffix?.close();
-  }
-
-  private async fromDonor(
-    donor: string,
-    dataset: string,
-    index: number,
-    length: number,
-    target: Buffer,
-    skip: () => boolean,
-  ): Promise<Buffer | null> {
-    const slot = this.slot(donor);
-    await slot.acquire();
-    if (skip()) {
-      slot.release();
-      return null;
-    }
-    const rate = this.rateOf(donor);
-    const started = performance.now();
-    if (rate.inFlight++ === 0) rate.since = started;
-    this.stalls.started(donor, started);
-    this.sweeper ??= setInterval(() => this.sweep(), SWEEP_INTERVAL_MS).unref();
-    let ok = false;
-    try {
-      const data = await this.pools.getMorsel(
-        this.donorUrl.get(donor)!,
-        dataset,
-        index,
-        length,
-        this.map.capability,
-        target,
-      );
-      rate.bytes += data.length;
-      ok = true;
-      return data;
-    } finally {
-      const now = performance.now();
-      this.stalls.finished(donor, now, ok);
-      if (--rate.inFlight === 0) rate.busyMs += now - rate.since;
-      slot.release();
-    }
-  }
-
-  /**
-   * Re-route the morsels of every donor whose head-of-line morsel stalled: its requests fail with
-   * TIMEOUT (each goes to the next copy or the source; a late answer is discarded unread, since it
-   * would land in a slot the re-request now fills), and a donor that stalls again is dropped.
-   */
-  private sweep(): void {
-    if (!this.stalls.busy) {
-      clearInterval(this.sweeper);
-      this.sweeper = undefined;
-      return;
-    }
-    const now = performance.now();
-    for (const donor of this.stalls.stalled(now)) {
-      const limit = this.stalls.thresholdMs(donor);
-      const error = new FreeLoaderError(
-        'TIMEOUT',
-        `donor ${donor} stalled: a morsel outstanding over ${Math.round(limit)} ms ` +
-          `(${STALL_LATENCY_FACTOR}× its recent p90 latency, or the floor)`,
-      );
-      const dropped = this.locator.stalled(donor);
-      this.pools.abandon(this.donorUrl.get(donor)!, error);
-      if (dropped) this.opts.onDonorDropped?.(donor, error);
-    }
-  }
-
-  private slot(donor: string): Semaphore {
-    let s = this.slots.get(donor);
-    if (!s) {
-      s = new Semaphore(this.opts.perDonorInFlight ?? PER_DONOR_IN_FLIGHT);
-      this.slots.set(donor, s);
-    }
-    return s;
-  }
-
-  private rateOf(donor: string): DonorRate & { inFlight: number; since: number } {
-    let r = this.rates.get(donor);
-    if (!r) {
-      r = { bytes: 0, busyMs: 0, inFlight: 0, since: 0 };
-      this.rates.set(donor, r);
-    }
-    return r;
   }
 }

@@ -86,4 +86,34 @@ describe('ProgressBalance', () => {
     await held;
     expect(released).toBe(true);
   });
+
+  it('re-deals shares: work moved off a failed queue holds the others to their new shares', () => {
+    const b = new ProgressBalance(
+      [
+        ['dead', 100],
+        ['twin', 100],
+      ],
+      2,
+    );
+    // Both issued and completed 10; the dead queue's 90 left go to its twin, which now has 190.
+    for (let k = 0; k < 10; k++) {
+      for (const q of ['dead', 'twin']) {
+        b.issued(q);
+        b.completed(q);
+      }
+    }
+    b.rebalance([
+      ['dead', 0],
+      ['twin', 180],
+      ['other', 10],
+    ]);
+    // The dead queue is finished (10 of 10): it no longer holds anyone back; "other" is new and
+    // least advanced (0 of 10), so the twin may run only its lead plus 1 % of 190 ahead of 0.
+    expect(b.mayIssue('other')).toBe(true);
+    expect(b.mayIssue('twin')).toBe(false);
+    b.issued('other');
+    b.completed('other');
+    // other at 1/10: the twin may be 10 % of 190 = 19 ahead, plus its lead: it issued 10.
+    expect(b.mayIssue('twin')).toBe(true);
+  });
 });

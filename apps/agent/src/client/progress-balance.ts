@@ -63,6 +63,19 @@ export class ProgressBalance {
     }
   }
 
+  /**
+   * The queues were re-dealt (work moved off a donor that failed): each key's share becomes what
+   * it already issued plus `remaining`, new keys join, and held queues re-check.
+   */
+  rebalance(remaining: Iterable<[string, number]>): void {
+    const left = new Map(remaining);
+    for (const [key, s] of this.shares) s.total = s.issued + (left.get(key) ?? 0);
+    for (const [key, total] of left) {
+      if (!this.shares.has(key)) this.shares.set(key, { total, issued: 0, completed: 0 });
+    }
+    this.notify();
+  }
+
   /** `key` issued an item. */
   issued(key: string): void {
     const s = this.shares.get(key);

@@ -12,6 +12,11 @@ import { ProgressBalance } from './progress-balance.js';
  * together outrun the client's link, TCP splits that link unevenly, and without balancing the
  * read ends with the unlucky donors' tails alone on an otherwise idle link.
  *
+ * A donor whose health changes in the read (it failed, stalled or was dropped) has its queue —
+ * and everyone's, so the twins that take its morsels hand some of theirs on — dealt again over
+ * the healthy copies. Left in place, its morsels trickled to their other copies `depth` at a
+ * time, and the balance held every other donor to that trickle's pace.
+ *
  * @example await readUnordered(reader, async (m) => { await fh.write(m.data, 0, m.data.length, m.index * size); m.release(); });
  */
 export async function readUnordered(
@@ -27,29 +32,57 @@ export async function readUnordered(
     depth,
     controller.signal,
   );
+  const order = new Map(reader.readOrder().map((m, i) => [m, i]));
+  /** Each donor's health when the queues were last dealt ('' is the source: no health). */
+  const dealtAt = new Map([...queues.keys()].map((d) => [d, d ? reader.health(d) : 0]));
+  const active = new Map<string, number>();
+  const workers: Array<Promise<void>> = [];
   let failure: unknown;
+
+  const redeal = (): void => {
+    const rest = [...queues.values()]
+      .flatMap((q) => q.splice(0))
+      .sort((a, b) => order.get(a)! - order.get(b)!);
+    for (const [donor, q] of reader.spread(rest)) {
+      const mine = queues.get(donor);
+      if (mine) mine.push(...q);
+      else queues.set(donor, q);
+    }
+    for (const d of queues.keys()) dealtAt.set(d, d ? reader.health(d) : 0);
+    balance.rebalance([...queues].map(([donor, q]) => [donor, q.length]));
+    // A donor whose workers ran out of work gets them back for its new share.
+    for (const [donor, q] of queues) if (q.length > 0) start(donor, q, active.get(donor) ?? 0);
+  };
   const worker = async (donor: string, queue: number[]): Promise<void> => {
-    while (queue.length > 0 && failure === undefined) {
-      await balance.turn(donor);
-      if (failure !== undefined || queue.length === 0) return;
-      const index = queue.shift()!;
-      balance.issued(donor);
-      const morsel = await reader.readIntoSlot(index, controller.signal, donor || undefined);
-      balance.completed(donor);
-      await onMorsel(morsel);
+    active.set(donor, (active.get(donor) ?? 0) + 1);
+    try {
+      while (queue.length > 0 && failure === undefined) {
+        await balance.turn(donor);
+        if (donor && reader.health(donor) !== dealtAt.get(donor)) redeal();
+        if (failure !== undefined || queue.length === 0) return;
+        const index = queue.shift()!;
+        balance.issued(donor);
+        const morsel = await reader.readIntoSlot(index, controller.signal, donor || undefined);
+        balance.completed(donor);
+        await onMorsel(morsel);
+      }
+    } finally {
+      active.set(donor, active.get(donor)! - 1);
     }
   };
-  const workers = [...queues].flatMap(([donor, q]) =>
-    Array.from({ length: depth }, () => worker(donor, q)),
-  );
-  await Promise.all(
-    workers.map((w) =>
-      w.catch((e: unknown) => {
-        failure ??= e;
-        controller.abort(e);
-      }),
-    ),
-  );
+  const start = (donor: string, queue: number[], running = 0): void => {
+    for (let i = running; i < depth; i++) {
+      workers.push(
+        worker(donor, queue).catch((e: unknown) => {
+          failure ??= e;
+          controller.abort(e);
+        }),
+      );
+    }
+  };
+  for (const [donor, q] of queues) start(donor, q);
+  // Workers started by a re-deal join the list while earlier ones are awaited.
+  for (let i = 0; i < workers.length; i++) await workers[i];
   if (failure !== undefined) {
     throw failure instanceof Error
       ? failure

@@ -22,8 +22,13 @@ import { ProgressReporter } from './progress-reporter.js';
  * whole, and a crash loses at most one batch of copying (bytes).
  */
 const COMMIT_EVERY_BYTES = 8 * 1024 * 1024;
-/** Morsel fetches in flight per repair job (the cap paces them; two keep the link busy). */
-const FETCH_IN_FLIGHT = 2;
+/**
+ * Bytes of morsels in flight per repair job (fetched, being verified and stored): the cap b
+ * paces them, so this only hides latency. Each put fsyncs; with two morsels in flight a shared,
+ * busy disk (fsync 0.2–0.5 s) held jobs of the repair benchmark to half of b. Bounded in bytes,
+ * not morsels, so large morsels do not multiply a donor's memory.
+ */
+const FETCH_IN_FLIGHT_BYTES = 8 * 1024 * 1024;
 
 export interface RepairDeps {
   store: MorselStore;
@@ -95,8 +100,11 @@ export function repairJobHandler(deps: RepairDeps): JobHandler {
       let morsels = 0;
       let pending: string[] = [];
       let pendingBytes = 0;
-      // Commits run one at a time, in the order units completed.
+      // Commits run one at a time, in the order units completed, behind the fetches (a fetch
+      // slot waiting for a commit under a busy manager idled the link); the first that fails
+      // stops the job.
       let committing = Promise.resolve();
+      let commitFailed: { error: unknown } | undefined;
       const commit = (): Promise<void> => {
         const unitIds = pending;
         pending = [];
@@ -110,6 +118,7 @@ export function repairJobHandler(deps: RepairDeps): JobHandler {
           );
           morsels += done.morsels;
         });
+        committing.catch((error: unknown) => (commitFailed ??= { error }));
         return committing;
       };
       // Units are often a single morsel (a stripe unit): fetch across units, so FETCH_IN_FLIGHT
@@ -117,7 +126,9 @@ export function repairJobHandler(deps: RepairDeps): JobHandler {
       const left = new Map(p.units.map((u) => [u.unitId, u.morsels.length]));
       const items = p.units.flatMap((u) => u.morsels.map((m) => ({ unitId: u.unitId, m })));
       let lastStored = started;
-      await forEachBounded(items, FETCH_IN_FLIGHT, async ({ unitId, m }) => {
+      const inFlight = Math.max(2, Math.floor(FETCH_IN_FLIGHT_BYTES / p.morselSize));
+      await forEachBounded(items, inFlight, async ({ unitId, m }) => {
+        if (commitFailed) throw commitFailed.error;
         await fetchVerified(m);
         lastStored = performance.now();
         reporter.add(m.length);
@@ -128,7 +139,7 @@ export function repairJobHandler(deps: RepairDeps): JobHandler {
         pendingBytes += p.units
           .find((u) => u.unitId === unitId)!
           .morsels.reduce((sum, x) => sum + x.length, 0);
-        if (pendingBytes >= COMMIT_EVERY_BYTES) await commit();
+        if (pendingBytes >= COMMIT_EVERY_BYTES) void commit().catch(() => undefined);
       });
       await commit();
       await reporter.flush().catch(() => undefined);

@@ -47,10 +47,14 @@ interface Group {
 }
 
 /**
- * Hand waiting units to destinations, most dangerous first, within the caps: a donor takes part
- * in one repair job at a time (destination or source), so its repair traffic stays within b;
- * jobs that read from the source are at most B / b at once. Units of one dataset that fit the
- * same destination and sources ride in one job (up to REPAIR_JOB_BYTES), each committed alone.
+ * Hand waiting units to destinations, most dangerous first, within the caps: a donor receives
+ * for one repair job at a time and sends for one at a time (ThriftStore's simulator: a node's
+ * upload and download channels each serve one transfer), so each direction of its repair
+ * traffic stays within b, and every live donor can send and receive at once; jobs that read
+ * from the source are at most B / b at once. Units of one dataset that the same destination may
+ * hold and the job's own sources can serve ride in one job (up to REPAIR_JOB_BYTES), each
+ * committed alone; a unit needing another source starts a job of its own, so a sender is never
+ * tied up by a job that asks it for a fraction of b.
  */
 export async function dispatchRepairs(
   deps: RepairDeps,
@@ -58,7 +62,8 @@ export async function dispatchRepairs(
   view: DispatchView,
 ): Promise<number> {
   const running = await runningRepairJobs(deps.pg);
-  const busy = new Set(running.flatMap((j) => [j.agentId, ...j.sourceAgents]));
+  const receiving = new Set(running.map((j) => j.agentId));
+  const sending = new Set(running.flatMap((j) => j.sourceAgents));
   const b = deps.config.repairDonorRateBps;
   const seedRate = Math.min(b, deps.config.repairSourceRateBps);
   let seedSlots =
@@ -92,36 +97,36 @@ export async function dispatchRepairs(
     if (!dataset) continue;
     const extents = await extentsOf(unit.datasetId);
     const hashes = await hashesOf(unit.datasetId);
-    const open = groups.find(
-      (g) => g.dataset.id === unit.datasetId && g.bytes + unit.bytes <= REPAIR_JOB_BYTES,
-    );
     const holders = holdersOf(extents, unit.morsels);
-    // Ride along in the open job when its destination may hold these morsels; its sources
-    // are this job's own, so they are not busy for it.
-    let group = open && !holders.has(open.to) ? open : undefined;
-    let plan = sourcesFor(unit, extents, view.readable, (id) =>
-      group ? !group.sources.has(id) && busy.has(id) : busy.has(id),
-    );
-    if (group && plan?.sources.has(group.to)) {
-      group = undefined;
-      plan = sourcesFor(unit, extents, view.readable, (id) => busy.has(id));
+    // Ride along in an open job whose destination may hold these morsels and whose own sources
+    // can serve all of them (a seeding unit only in a seeding job).
+    let group: Group | undefined;
+    let plan: ReturnType<typeof sourcesFor>;
+    for (const g of groups) {
+      if (g.dataset.id !== unit.datasetId || g.bytes + unit.bytes > REPAIR_JOB_BYTES) continue;
+      if (holders.has(g.to)) continue;
+      plan = sourcesFor(unit, extents, view.readable, (id) => !g.sources.has(id));
+      if (plan && (!plan.seeds || g.seeds)) {
+        group = g;
+        break;
+      }
     }
+    if (!group) plan = sourcesFor(unit, extents, view.readable, (id) => sending.has(id));
     if (!plan) continue;
     if (plan.seeds && !(group?.seeds ?? false) && (seedSlots <= 0 || !dataset.sourceUri)) continue;
-    const excluded = new Set([...busy, ...plan.sources, ...view.departing.keys()]);
+    const excluded = new Set([...receiving, ...plan.sources, ...view.departing.keys()]);
     for (const k of deletes) if (k.endsWith(`:${unit.datasetId}`)) excluded.add(k.split(':')[0]!);
-    const to =
-      group?.to ??
-      pickRepairDestination(
-        targets.map((t) => ({
-          id: t.id,
-          freeBytes: t.freeBytes,
-          transfers: transfers.get(t.id) ?? 0,
-        })),
-        unit.bytes,
-        holders,
-        excluded,
-      );
+    const candidates = targets.map((t) => ({
+      id: t.id,
+      freeBytes: t.freeBytes,
+      transfers: transfers.get(t.id) ?? 0,
+    }));
+    const pick = (also: Iterable<string>): string | undefined =>
+      pickRepairDestination(candidates, unit.bytes, holders, new Set([...excluded, ...also]));
+    // Donors not sending yet receive first: each may still have units to send, which need a
+    // receiver other than itself; filling the senders' download slots first can leave the last
+    // sender with only itself free (three donors: A→B, B→A, and C waits a whole job).
+    const to = group?.to ?? pick(sending) ?? pick([]);
     if (!to) continue;
     let reservationId: string;
     try {
@@ -142,13 +147,13 @@ export async function dispatchRepairs(
     if (!group) {
       group = { to, dataset, units: [], sources: new Set(), seeds: false, bytes: 0 };
       groups.push(group);
-      busy.add(to);
+      receiving.add(to);
     }
     if (plan.seeds && !group.seeds) seedSlots--;
     group.seeds ||= plan.seeds;
     for (const s of plan.sources) {
       group.sources.add(s);
-      busy.add(s);
+      sending.add(s);
     }
     group.bytes += unit.bytes;
     group.units.push({

@@ -14,7 +14,7 @@ export interface RepairPluginOptions {
 
 /**
  * The repair scheduler, started with the app: registered on the donor-loss hook (a death is a
- * reason to look now) and poked by revocations.
+ * reason to look now) and poked by revocations and finished jobs.
  */
 export default fp<RepairPluginOptions>(
   async (app, opts) => {
@@ -23,6 +23,9 @@ export default fp<RepairPluginOptions>(
     const off = app.donorLoss.register('repair', () => scheduler.poke());
     const unsubscribe = app.events.subscribe((e) => {
       if (e.type === 'agent' && e.state === 'revoked') scheduler.poke();
+      // A finished job frees its destination and sources: hand them the next units now rather
+      // than at the next tick (REPAIR_TICK_MS idle per job otherwise slowed repair below its caps).
+      if (e.type === 'transfer' && (e.state === 'done' || e.state === 'failed')) scheduler.poke();
     });
     if (opts.timers !== false) app.addHook('onReady', async () => scheduler.start());
     app.addHook('preClose', async () => {
