@@ -2,10 +2,12 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { backoffDelay } from './backoff.js';
 import {
   FreeLoaderError,
+  JOB_WAIT_MS,
   type EnrollRequest,
   type EnrollResponse,
   type Heartbeat,
   type HeartbeatResponse,
+  type JobWaitResponse,
 } from '@freeloader/protocol';
 
 /** How long one call to the manager may take before it counts as unreachable (milliseconds). */
@@ -85,7 +87,13 @@ export class ManagerClient {
     }
   }
 
-  private async requestOnce<T>(method: string, path: string, body?: unknown): Promise<T> {
+  private async requestOnce<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    timeoutMs = MANAGER_CALL_TIMEOUT_MS,
+    cancel?: AbortSignal,
+  ): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const auth = authorization(this.credentials);
@@ -97,7 +105,9 @@ export class ManagerClient {
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         dispatcher: this.dispatcher,
-        signal: AbortSignal.timeout(MANAGER_CALL_TIMEOUT_MS),
+        signal: cancel
+          ? AbortSignal.any([cancel, AbortSignal.timeout(timeoutMs)])
+          : AbortSignal.timeout(timeoutMs),
       });
     } catch (e) {
       throw new FreeLoaderError(
@@ -124,6 +134,23 @@ export class ManagerClient {
 
   heartbeat(hb: Heartbeat): Promise<HeartbeatResponse> {
     return this.request('POST', '/agents/heartbeat', hb);
+  }
+
+  /**
+   * The job channel: resolves when the manager says jobs wait for this agent (true) or after
+   * about JOB_WAIT_MS with nothing new (false). `check`: the manager looks for jobs queued
+   * while this agent was not waiting (first wait, or after the channel broke). `signal`
+   * abandons the wait (the agent stops).
+   */
+  async waitForJobs(check: boolean, signal?: AbortSignal): Promise<boolean> {
+    const res = await this.requestOnce<JobWaitResponse>(
+      'GET',
+      `/jobs/wait${check ? '?check=true' : ''}`,
+      undefined,
+      JOB_WAIT_MS + MANAGER_CALL_TIMEOUT_MS,
+      signal,
+    );
+    return res.jobsPending;
   }
 
   async close(): Promise<void> {

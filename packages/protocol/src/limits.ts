@@ -49,6 +49,23 @@ export const DEAD_AFTER_MS = 120_000;
  * manager re-queues the job (or fails it after MAX_JOB_ATTEMPTS).
  */
 export const JOB_LEASE_MS = 60_000;
+/**
+ * How long the manager holds an agent's job channel (`GET /jobs/wait`) open before it answers
+ * "nothing new" (milliseconds): under common proxies' idle timeouts, long enough that 10,000
+ * idle agents cost the manager a few hundred requests a second at most.
+ */
+export const JOB_WAIT_MS = 25_000;
+/**
+ * How often an agent claims jobs even though its job channel told it nothing (milliseconds): a
+ * safety net for a wake-up lost in between, not the way jobs normally arrive.
+ */
+export const JOB_FALLBACK_CLAIM_MS = 60_000;
+/**
+ * How long the manager trusts an agent credential it checked against the database
+ * (milliseconds). Revocation on the same manager drops the entry at once; the TTL bounds how
+ * long a revocation made elsewhere (another manager, SQL by hand) goes unnoticed.
+ */
+export const AGENT_AUTH_CACHE_TTL_MS = 30_000;
 /** Claims of one job before a lapsed lease fails it instead of re-queuing it. */
 export const MAX_JOB_ATTEMPTS = 3;
 /** Job ids one heartbeat may list as running (an agent runs a handful at a time). */
