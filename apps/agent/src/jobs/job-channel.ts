@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { isFreeLoaderError } from '@freeloader/protocol';
+import { isFreeLoaderError, JOB_CHANNEL_CHECK_MS } from '@freeloader/protocol';
 import { backoffDelay } from '../backoff.js';
 import type { ManagerClient } from '../manager-client.js';
 
@@ -23,8 +23,8 @@ export interface JobChannelDeps {
  * The agent's end of the job channel (issue 16 item 4): one long-poll held open on the manager
  * (`GET /jobs/wait`), answered early when a job is queued for this agent. When the channel
  * breaks (manager restart, network) it reconnects with backoff, and its first wait after that
- * asks the manager to look for jobs queued meanwhile (`check`), so none waits for the
- * fallback claim.
+ * asks the manager to look for jobs queued meanwhile (`check`); so does one wait every
+ * JOB_CHANNEL_CHECK_MS, in case a wake-up was lost.
  */
 export class JobChannel {
   private stopped = false;
@@ -44,19 +44,20 @@ export class JobChannel {
   }
 
   private async run(): Promise<void> {
-    let check = true;
+    let checkedAt = -Infinity;
     while (!this.stopped) {
       const startedAt = performance.now();
       try {
+        const check = startedAt - checkedAt >= JOB_CHANNEL_CHECK_MS;
         const pending = await this.deps.manager.waitForJobs(check, this.stopping.signal);
         if (this.failures > 0) this.deps.log.info('job channel to the manager is back');
         this.failures = 0;
-        check = false;
+        if (check) checkedAt = startedAt;
         if (pending) this.deps.onJobs();
         else await this.pause(MIN_EMPTY_WAIT_MS - (performance.now() - startedAt));
       } catch (e) {
         if (this.stopped) return;
-        check = true;
+        checkedAt = -Infinity;
         const delay = backoffDelay(this.failures++, RETRY_BASE_MS, RETRY_MAX_MS);
         // A refused agent (revoked) is the heartbeat's to report; the channel just waits longer.
         const refused = isFreeLoaderError(e) && (e.status === 401 || e.status === 403);

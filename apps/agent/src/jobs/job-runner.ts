@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import {
   FreeLoaderError,
   isFreeLoaderError,
-  JOB_FALLBACK_CLAIM_MS,
   MAX_HEARTBEAT_JOBS,
   type JobFinish,
   type JobKind,
@@ -28,7 +27,8 @@ export type JobHandler = (job: JobView, ctx: JobContext) => Promise<Record<strin
 
 /**
  * Claims jobs for this agent from the manager and runs them with the handler of their kind:
- * when the job channel says some are queued, when a job ends, and every JOB_FALLBACK_CLAIM_MS.
+ * at start, when the job channel says some are queued (it also asks the manager to look in the
+ * database every JOB_CHANNEL_CHECK_MS, the safety net), and when a job ends.
  * The manager's job table is the source of truth: a job claimed by an agent that dies is handed
  * out again after its lease (renewed by the heartbeat, which lists {@link runningIds}), so
  * nothing is lost across restarts. Final reports go through the durable outbox: a job whose
@@ -119,7 +119,9 @@ export class JobRunner {
       this.log.debug({ err: String(e) }, 'job claim failed');
     } finally {
       this.claiming = false;
-      this.schedule(this.claimAgain ? 0 : JOB_FALLBACK_CLAIM_MS);
+      // A failed claim is retried when the channel next says jobs wait (its periodic check
+      // finds them still queued).
+      if (this.claimAgain) this.schedule(0);
     }
   }
 

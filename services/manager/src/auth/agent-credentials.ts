@@ -1,5 +1,9 @@
 import fp from 'fastify-plugin';
-import { AGENT_AUTH_CACHE_TTL_MS } from '@freeloader/protocol';
+import {
+  AGENT_AUTH_CACHE_TTL_MS,
+  AGENT_REVOCATION_LOOKBACK_MS,
+  AGENT_REVOCATION_POLL_MS,
+} from '@freeloader/protocol';
 import { sameDigest, sha256 } from '../db/stored-secrets.js';
 
 /** What the database says of an agent's credential (see AgentsRepo.credentialOf). */
@@ -16,9 +20,10 @@ interface Entry extends StoredCredential {
 /**
  * Agent credentials checked from memory: every agent authenticates every few seconds
  * (heartbeat, job channel), and asking the database each time was one round trip per request.
- * Only SHA-256 digests are kept, as in the database. An entry lives `ttlMs`; revoking on this
- * manager drops it at once ({@link forget}), and the TTL bounds how long a revocation made
- * elsewhere goes unseen. Unknown agents are not cached: a wrong id costs a lookup, as before.
+ * Only SHA-256 digests are kept, as in the database. An entry lives between half of `ttlMs` and
+ * all of it; a revocation drops it ({@link forget}): at once on this manager, within
+ * AGENT_REVOCATION_POLL_MS when made elsewhere. Unknown agents are not cached: a wrong id costs
+ * a lookup, as before.
  *
  * @example
  *   const creds = new AgentCredentialCache((id) => repo.credentialOf(id));
@@ -48,7 +53,8 @@ export class AgentCredentialCache {
         this.entries.delete(agentId);
         return null;
       }
-      entry = { ...stored, expiresAt: this.now() + this.ttlMs };
+      // Spread: agents that all came in after a restart must not all expire in one moment.
+      entry = { ...stored, expiresAt: this.now() + this.ttlMs * (0.5 + 0.5 * Math.random()) };
       if (generation === this.generation) this.entries.set(agentId, entry);
     }
     return sameDigest(entry.digest, presented) ? { revoked: entry.revoked } : null;
@@ -73,9 +79,10 @@ declare module 'fastify' {
 }
 
 /**
- * The cache, emptied of an agent when it is revoked: every revocation (admin, a leaving donor
- * released) publishes an `agent revoked` event as soon as it is committed, so the agent's next
- * request is refused.
+ * The cache, emptied of an agent when it is revoked: every revocation on this manager (admin, a
+ * leaving donor released) publishes an `agent revoked` event once committed, so the agent's next
+ * request is refused; revocations made elsewhere are found by a poll of the agents revoked
+ * lately (one small query every AGENT_REVOCATION_POLL_MS instead of one per request).
  */
 export default fp(
   async (app) => {
@@ -84,7 +91,18 @@ export default fp(
     const unsubscribe = app.events.subscribe((e) => {
       if (e.type === 'agent' && e.state === 'revoked') cache.forget(e.agentId);
     });
-    app.addHook('onClose', async () => unsubscribe());
+    const poll = setInterval(() => {
+      if (cache.size === 0) return;
+      app.agentsRepo.revokedWithin(AGENT_REVOCATION_LOOKBACK_MS).then(
+        (ids) => ids.forEach((id) => cache.forget(id)),
+        (err: unknown) => app.log.warn({ err }, 'revoked-agents poll failed; retrying'),
+      );
+    }, AGENT_REVOCATION_POLL_MS);
+    poll.unref();
+    app.addHook('onClose', async () => {
+      clearInterval(poll);
+      unsubscribe();
+    });
   },
   { name: 'agent-credentials', dependencies: ['agents-repo', 'soft-state'] },
 );

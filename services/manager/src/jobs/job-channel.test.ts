@@ -141,6 +141,20 @@ describe('agent credentials on the heartbeat path', () => {
     expect(res.statusCode).toBe(401);
   });
 
+  it('drops the cached credential of an agent revoked elsewhere (another manager, SQL)', async () => {
+    const agent = await h.enroll();
+    expect((await heartbeat(agent.auth)).statusCode).toBe(200);
+    // Not through this app: no event tells it; its poll of recent revocations must.
+    await h.app.pg.query('UPDATE agents SET revoked_at = now() WHERE id = $1', [agent.agentId]);
+    const until = performance.now() + 60_000;
+    let status = 200;
+    while (status === 200 && performance.now() < until) {
+      await new Promise((r) => setTimeout(r, 200));
+      status = (await heartbeat(agent.auth)).statusCode;
+    }
+    expect(status).toBe(403);
+  });
+
   it('rejects a revoked agent at once although its credential was cached', async () => {
     const agent = await h.enroll();
     expect((await heartbeat(agent.auth)).statusCode).toBe(200);

@@ -125,6 +125,15 @@ export function createAgentsRepo(pool: pg.Pool) {
       return row ? { digest: row.credential_hash, revoked: row.revoked_at !== null } : null;
     },
 
+    /** Agents revoked within the last `withinMs` (the credential cache forgets them). */
+    async revokedWithin(withinMs: number): Promise<string[]> {
+      const { rows } = await pool.query<{ id: string }>(
+        `SELECT id FROM agents WHERE revoked_at > now() - $1 * interval '1 millisecond'`,
+        [withinMs],
+      );
+      return rows.map((r) => r.id);
+    },
+
     async get(id: string): Promise<AgentRecord | null> {
       const { rows } = await pool.query<AgentRow>(`${SELECT_AGENTS} WHERE a.id = $1`, [id]);
       return rows[0] ? toRecord(rows[0]) : null;
