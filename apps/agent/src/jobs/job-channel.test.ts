@@ -48,7 +48,11 @@ describe('jobs pushed to a real agent', { timeout: 240_000 }, () => {
     await rm(work, { recursive: true, force: true });
   });
 
-  const queue = () => tm.manager.app as unknown as QueueInternals;
+  const queue = (): QueueInternals => {
+    // The manager's Fastify augmentations are not in the agent's build (see internalsOf).
+    const app: unknown = tm.manager.app;
+    return app as QueueInternals;
+  };
   const channelHeld = (what: string) =>
     waitFor(what, () => (queue().jobWaiters.isWaiting(agent.agentId) ? true : undefined), 60_000);
 
