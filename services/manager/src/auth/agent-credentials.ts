@@ -53,11 +53,24 @@ export class AgentCredentialCache {
         this.entries.delete(agentId);
         return null;
       }
-      // Spread: agents that all came in after a restart must not all expire in one moment.
-      entry = { ...stored, expiresAt: this.now() + this.ttlMs * (0.5 + 0.5 * Math.random()) };
+      entry = this.entryOf(stored);
       if (generation === this.generation) this.entries.set(agentId, entry);
     }
     return sameDigest(entry.digest, presented) ? { revoked: entry.revoked } : null;
+  }
+
+  /**
+   * Load many agents at once (all of them, at start): after a manager restart every agent
+   * comes back within one heartbeat interval, and one lookup each would be a storm.
+   */
+  prime(stored: readonly (StoredCredential & { id: string })[]): void {
+    for (const s of stored) this.entries.set(s.id, this.entryOf(s));
+  }
+
+  private entryOf(stored: StoredCredential): Entry {
+    // Spread: agents cached together must not all expire in one moment.
+    const ttl = this.ttlMs * (0.5 + 0.5 * Math.random());
+    return { digest: stored.digest, revoked: stored.revoked, expiresAt: this.now() + ttl };
   }
 
   /** The agent was revoked (or changed): its next request asks the database. */
@@ -82,7 +95,8 @@ declare module 'fastify' {
  * The cache, emptied of an agent when it is revoked: every revocation on this manager (admin, a
  * leaving donor released) publishes an `agent revoked` event once committed, so the agent's next
  * request is refused; revocations made elsewhere are found by a poll of the agents revoked
- * lately (one small query every AGENT_REVOCATION_POLL_MS instead of one per request).
+ * lately (one small query every AGENT_REVOCATION_POLL_MS instead of one per request). All
+ * credentials are loaded when the manager is ready.
  */
 export default fp(
   async (app) => {
@@ -99,6 +113,14 @@ export default fp(
       );
     }, AGENT_REVOCATION_POLL_MS);
     poll.unref();
+    app.addHook('onReady', async () => {
+      try {
+        cache.prime(await app.agentsRepo.allCredentials());
+      } catch (err) {
+        // Not fatal: each agent is then looked up on its first request.
+        app.log.warn({ err }, 'could not preload agent credentials');
+      }
+    });
     app.addHook('onClose', async () => {
       clearInterval(poll);
       unsubscribe();

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentCredentialCache } from '../auth/agent-credentials.js';
 import { withTransaction } from '../db/pool.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { startHarness, type Harness } from '../test/harness.js';
@@ -132,6 +133,19 @@ describe('agent credentials on the heartbeat path', () => {
       for (let i = 0; i < 5; i++) expect((await heartbeat(agent.auth)).statusCode).toBe(200);
     });
     expect(later).toBe(0);
+  });
+
+  it('loads every credential at once, so a restarted manager looks none up', async () => {
+    const agent = await h.enroll();
+    let lookups = 0;
+    const cache = new AgentCredentialCache(async (id) => {
+      lookups++;
+      return h.app.agentsRepo.credentialOf(id);
+    });
+    cache.prime(await h.app.agentsRepo.allCredentials());
+    expect(await cache.verify(agent.agentId, agent.credential)).toEqual({ revoked: false });
+    expect(await cache.verify(agent.agentId, 'wrong')).toBeNull();
+    expect(lookups).toBe(0);
   });
 
   it('refuses a wrong credential for an agent whose right one is cached', async () => {

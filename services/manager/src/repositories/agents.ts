@@ -125,6 +125,20 @@ export function createAgentsRepo(pool: pg.Pool) {
       return row ? { digest: row.credential_hash, revoked: row.revoked_at !== null } : null;
     },
 
+    /** Every agent's credential digest (the cache loads them at start: no lookup storm). */
+    async allCredentials(): Promise<({ id: string } & { digest: Buffer; revoked: boolean })[]> {
+      const { rows } = await pool.query<{
+        id: string;
+        credential_hash: Buffer;
+        revoked_at: Date | null;
+      }>('SELECT id, credential_hash, revoked_at FROM agents');
+      return rows.map((r) => ({
+        id: r.id,
+        digest: r.credential_hash,
+        revoked: r.revoked_at !== null,
+      }));
+    },
+
     /** Agents revoked within the last `withinMs` (the credential cache forgets them). */
     async revokedWithin(withinMs: number): Promise<string[]> {
       const { rows } = await pool.query<{ id: string }>(
