@@ -5,6 +5,10 @@ import { JOB_CHANNEL_CHECK_MS, JOB_WAIT_MS, MiB } from '../../packages/protocol/
 const TIMED = /** @type {const} */ (['heartbeat', 'claim', 'reconcile', 'enroll']);
 /** How often the fleet's one timer looks for heartbeats that are due (ms). */
 const TICK_MS = 20;
+/** How long opening a connection to the manager may take (ms). */
+const CONNECT_TIMEOUT_MS = 60_000;
+/** Tries of one enrollment before the run gives up (a refused token is not retried). */
+const ENROLL_TRIES = 5;
 /** Enrollments in flight at once: enough to keep the manager busy, not a thundering herd. */
 const ENROLL_CONCURRENCY = 64;
 /**
@@ -45,11 +49,17 @@ export class SyntheticFleet {
     this.stopped = false;
     // Wide: a real agent has its own connections, so requests the manager answers slowly (an
     // agent's first heartbeat writes its row) must not hold up everyone's behind them.
-    this.control = new Pool(this.url, { connections: 2_048, keepAliveTimeout: 60_000 });
+    this.control = new Pool(this.url, {
+      connections: 512,
+      keepAliveTimeout: 60_000,
+      // A manager starved of CPU (a busy shared machine) accepts slowly: wait, as agents do.
+      connect: { timeout: CONNECT_TIMEOUT_MS },
+    });
     this.channels = new Pool(this.url, {
       connections: 20_000,
       keepAliveTimeout: JOB_WAIT_MS * 2,
       headersTimeout: JOB_WAIT_MS + 15_000,
+      connect: { timeout: CONNECT_TIMEOUT_MS },
     });
     this.resetStats();
     /** @type {NodeJS.Timeout | undefined} */
@@ -111,7 +121,8 @@ export class SyntheticFleet {
     let next = 0;
     /** @type {string[]} */
     const tokens = [];
-    // Equal shares, so that `i % tokens` spends each token at most TOKEN_USES times.
+    // Equal shares, so that `i % tokens` spends each token at most TOKEN_USES times (plus room
+    // for retries of enrollments that went through although their answer was lost).
     const count = Math.ceil(n / TOKEN_USES);
     for (let k = 0; k < count; k++) {
       const uses = Math.ceil((n - k) / count);
@@ -121,7 +132,7 @@ export class SyntheticFleet {
         'POST',
         '/tokens',
         adminAuth,
-        JSON.stringify({ maxUses: uses }),
+        JSON.stringify({ maxUses: uses + ENROLL_TRIES }),
       );
       tokens.push(t.token);
     }
@@ -131,12 +142,7 @@ export class SyntheticFleet {
         const i = next++;
         const name = `synthetic-${base + i}`;
         const url = `http://10.${(base + i) >> 16}.${((base + i) >> 8) & 255}.${(base + i) & 255}:7400`;
-        const res = await this.call(
-          this.control,
-          'enroll',
-          'POST',
-          '/agents/enroll',
-          '',
+        const res = await this.enrollOne(
           JSON.stringify({
             // Neighbours in flight spend different tokens.
             token: tokens[i % tokens.length],
@@ -158,6 +164,24 @@ export class SyntheticFleet {
     };
     await Promise.all(Array.from({ length: ENROLL_CONCURRENCY }, worker));
     return added;
+  }
+
+  /**
+   * One enrollment, retried with backoff while the manager cannot be reached or answers 503
+   * (as an agent's own enrollment would be retried by its operator).
+   *
+   * @param {string} body
+   */
+  async enrollOne(body) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.call(this.control, 'enroll', 'POST', '/agents/enroll', '', body);
+      } catch (e) {
+        if (attempt >= ENROLL_TRIES || /^4\d\d /.test(String(/** @type {Error} */ (e).message)))
+          throw e;
+        await new Promise((r) => setTimeout(r, 1_000 * attempt));
+      }
+    }
   }
 
   /**
