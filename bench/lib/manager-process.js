@@ -9,6 +9,9 @@ const START = resolve(
   '../../services/manager/dist/start.js',
 );
 
+/** Prefix of the line the manager process prints once it listens. */
+const READY = 'manager-ready ';
+
 /**
  * A manager in its own process (its CPU and memory are measured apart from the load generator):
  * `startManager` on a fresh home with embedded PostgreSQL, listening on an ephemeral port.
@@ -30,7 +33,7 @@ export async function startManagerProcess(opts) {
     const { startManager } = await import(${JSON.stringify(START)});
     const m = await startManager({ home: ${JSON.stringify(opts.home)}, host: '127.0.0.1', port: 0,
       logLevel: 'warn' });
-    process.stdout.write(JSON.stringify({ url: m.url, adminPassword: m.adminPassword }) + '\\n');
+    process.stdout.write(${JSON.stringify(READY)} + JSON.stringify({ url: m.url, adminPassword: m.adminPassword }) + '\\n');
     const stop = () => m.close().then(() => process.exit(0), () => process.exit(1));
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);`;
@@ -51,10 +54,11 @@ export async function startManagerProcess(opts) {
   });
   const first = await new Promise((resolveLine, reject) => {
     let out = '';
+    // Its log lines (warnings) share stdout: the answer is the line with the marker.
     child.stdout.on('data', (d) => {
       out += d;
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolveLine(out.slice(0, nl));
+      const line = out.split('\n').find((l) => l.startsWith(READY));
+      if (line) resolveLine(line.slice(READY.length));
     });
     child.once('exit', (code) => reject(new Error(`manager exited ${code}: ${stderr}`)));
   });
