@@ -2,10 +2,12 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { backoffDelay } from './backoff.js';
 import {
   FreeLoaderError,
+  JOB_WAIT_MS,
   type EnrollRequest,
   type EnrollResponse,
   type Heartbeat,
   type HeartbeatResponse,
+  type JobWaitResponse,
 } from '@freeloader/protocol';
 
 /** How long one call to the manager may take before it counts as unreachable (milliseconds). */
@@ -121,10 +123,12 @@ export class ManagerClient {
     path: string,
     body: unknown,
     as: 'json' | 'bytes',
+    timeoutMs = MANAGER_CALL_TIMEOUT_MS,
+    cancel?: AbortSignal,
   ): Promise<T> {
     for (let tried = 1; ; tried++) {
       try {
-        return await this.requestOnce<T>(method, path, body, as);
+        return await this.requestOnce<T>(method, path, body, as, timeoutMs, cancel);
       } catch (e) {
         if (tried >= this.urls.length || !mayFailOver(method, e)) throw e;
         this.current = (this.current + 1) % this.urls.length;
@@ -137,6 +141,8 @@ export class ManagerClient {
     path: string,
     body: unknown,
     as: 'json' | 'bytes',
+    timeoutMs = MANAGER_CALL_TIMEOUT_MS,
+    cancel?: AbortSignal,
   ): Promise<T> {
     const headers: Record<string, string> = {
       accept: as === 'bytes' ? 'application/octet-stream' : 'application/json',
@@ -151,7 +157,9 @@ export class ManagerClient {
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         dispatcher: this.dispatcher,
-        signal: AbortSignal.timeout(MANAGER_CALL_TIMEOUT_MS),
+        signal: cancel
+          ? AbortSignal.any([cancel, AbortSignal.timeout(timeoutMs)])
+          : AbortSignal.timeout(timeoutMs),
       });
     } catch (e) {
       throw new FreeLoaderError(
@@ -179,6 +187,24 @@ export class ManagerClient {
 
   heartbeat(hb: Heartbeat): Promise<HeartbeatResponse> {
     return this.request('POST', '/agents/heartbeat', hb);
+  }
+
+  /**
+   * The job channel: resolves when the manager says jobs wait for this agent (true) or after
+   * about JOB_WAIT_MS with nothing new (false). `check`: the manager looks for jobs queued
+   * while this agent was not waiting (first wait, or after the channel broke). `signal`
+   * abandons the wait (the agent stops).
+   */
+  async waitForJobs(check: boolean, signal?: AbortSignal): Promise<boolean> {
+    const res = await this.requestAny<JobWaitResponse>(
+      'GET',
+      `/jobs/wait${check ? '?check=true' : ''}`,
+      undefined,
+      'json',
+      JOB_WAIT_MS + MANAGER_CALL_TIMEOUT_MS,
+      signal,
+    );
+    return res.jobsPending;
   }
 
   async close(): Promise<void> {

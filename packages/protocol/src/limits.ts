@@ -73,6 +73,32 @@ export const DEAD_AFTER_MS = 120_000;
  * manager re-queues the job (or fails it after MAX_JOB_ATTEMPTS).
  */
 export const JOB_LEASE_MS = 60_000;
+/**
+ * How long the manager holds an agent's job channel (`GET /jobs/wait`) open before it answers
+ * "nothing new" (milliseconds): under common proxies' idle timeouts, long enough that 10,000
+ * idle agents cost the manager a few hundred requests a second at most.
+ */
+export const JOB_WAIT_MS = 25_000;
+/**
+ * How often an agent's job channel asks the manager to look in the database for jobs queued for
+ * it (`check`), whatever it was told (milliseconds): a safety net for a wake-up lost in between
+ * (say, a job queued on another manager), not the way jobs normally arrive.
+ */
+export const JOB_CHANNEL_CHECK_MS = 60_000;
+/**
+ * How long the manager keeps an agent credential it checked against the database in memory
+ * (milliseconds; each entry between half and all of it, so entries cached together do not
+ * expire together). Revocations do not wait for it: see AGENT_REVOCATION_POLL_MS.
+ */
+export const AGENT_AUTH_CACHE_TTL_MS = 10 * 60_000;
+/**
+ * How often the manager asks the database which agents were revoked lately, to drop their
+ * cached credentials (milliseconds): a revocation made elsewhere (another manager, SQL by
+ * hand) is refused within this; one made on this manager is refused at once.
+ */
+export const AGENT_REVOCATION_POLL_MS = 5_000;
+/** How far back that poll looks (milliseconds): wide enough for a slow commit or a late poll. */
+export const AGENT_REVOCATION_LOOKBACK_MS = 60_000;
 /** Claims of one job before a lapsed lease fails it instead of re-queuing it. */
 export const MAX_JOB_ATTEMPTS = 3;
 /** Job ids one heartbeat may list as running (an agent runs a handful at a time). */

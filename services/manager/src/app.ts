@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { MAX_JSON_BODY } from '@freeloader/protocol';
+import agentCredentials from './auth/agent-credentials.js';
 import authPlugin from './auth/guards.js';
 import type { Config } from './config.js';
 import { errorHandler, notFoundBody } from './error-handler.js';
@@ -36,6 +37,7 @@ import cacheRoom from './prefix/cache-room.js';
 import prefixCaching from './prefix/plugin.js';
 import historyPlugin from './history/plugin.js';
 import jobSweeps from './jobs/job-sweeps.js';
+import jobChannel from './jobs/job-channel.js';
 
 export interface BuildOptions extends SoftStatePluginOptions {
   /** Where log lines go instead of stdout (tests read them back). */
@@ -128,6 +130,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(cacheRoom);
     await app.register(historyPlugin, { timers: opts.timers });
     await app.register(jobSweeps, { timers: opts.timers });
+    await app.register(jobChannel);
+    await app.register(agentCredentials);
     await app.register(authPlugin);
     await app.register(auditHook);
     await app.register(api, { prefix: '/api/v1' });

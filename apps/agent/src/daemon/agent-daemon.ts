@@ -420,7 +420,6 @@ export class AgentDaemon extends EventEmitter {
     } else {
       // The manager is back (or still there): reports it could not take go now.
       this.reports.nudge();
-      if (res.jobsPending) this.jobs.poke();
     }
   }
 

@@ -9,6 +9,7 @@ import {
   type JobView,
 } from '@freeloader/protocol';
 import type { ManagerClient } from '../manager-client.js';
+import { JobChannel } from './job-channel.js';
 import type { JobReportOutbox } from './job-reports.js';
 
 /** What a job handler gets: a way to report progress and a signal that fires on cancellation. */
@@ -24,11 +25,10 @@ export interface JobContext {
 
 export type JobHandler = (job: JobView, ctx: JobContext) => Promise<Record<string, unknown> | void>;
 
-/** Idle poll interval when the heartbeat has not announced jobs (milliseconds). */
-const IDLE_POLL_MS = 2_000;
-
 /**
- * Claims jobs for this agent from the manager and runs them with the handler of their kind.
+ * Claims jobs for this agent from the manager and runs them with the handler of their kind:
+ * at start, when the job channel says some are queued (it also asks the manager to look in the
+ * database every JOB_CHANNEL_CHECK_MS, the safety net), and when a job ends.
  * The manager's job table is the source of truth: a job claimed by an agent that dies is handed
  * out again after its lease (renewed by the heartbeat, which lists {@link runningIds}), so
  * nothing is lost across restarts. Final reports go through the durable outbox: a job whose
@@ -39,6 +39,9 @@ export class JobRunner {
   private running = new Map<string, AbortController>();
   private stopped = false;
   private claiming = false;
+  /** Asked to claim while a claim was in flight: claim again as soon as it returns. */
+  private claimAgain = false;
+  private readonly channel: JobChannel;
   /** The first claim after start also takes back jobs this agent was running when it stopped. */
   private resumed = false;
 
@@ -49,14 +52,17 @@ export class JobRunner {
     private readonly log: Logger,
     private readonly reports: JobReportOutbox,
     private readonly maxConcurrent = 2,
-  ) {}
+  ) {
+    this.channel = new JobChannel({ manager, onJobs: () => this.poke(), log });
+  }
 
   start(): void {
     this.reports.nudge();
     this.schedule(0);
+    this.channel.start();
   }
 
-  /** The heartbeat said jobs are waiting: claim now instead of at the next poll. */
+  /** Jobs are waiting: claim now instead of at the fallback claim. */
   poke(): void {
     this.schedule(0);
   }
@@ -72,6 +78,7 @@ export class JobRunner {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.channel.stop();
     this.reports.stop();
     clearTimeout(this.timer);
     for (const c of this.running.values())
@@ -86,10 +93,16 @@ export class JobRunner {
   }
 
   private async claim(): Promise<void> {
-    if (this.claiming || this.stopped) return;
+    if (this.stopped) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
     const room = this.maxConcurrent - this.running.size;
+    // Full: the next job to end claims again.
     if (room <= 0) return;
     this.claiming = true;
+    this.claimAgain = false;
     try {
       const jobs = await this.manager.request<JobView[]>('POST', '/jobs/claim', {
         kinds: Object.keys(this.handlers),
@@ -106,7 +119,9 @@ export class JobRunner {
       this.log.debug({ err: String(e) }, 'job claim failed');
     } finally {
       this.claiming = false;
-      this.schedule(IDLE_POLL_MS);
+      // A failed claim is retried when the channel next says jobs wait (its periodic check
+      // finds them still queued).
+      if (this.claimAgain) this.schedule(0);
     }
   }
 

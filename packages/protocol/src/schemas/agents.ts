@@ -52,8 +52,6 @@ export type Heartbeat = Static<typeof Heartbeat>;
 
 export const HeartbeatResponse = Type.Object({
   heartbeatIntervalMs: Type.Integer(),
-  /** Jobs are waiting for this agent: claim them now rather than at the next poll. */
-  jobsPending: Type.Boolean(),
   /**
    * Hosts and CIDRs sources may reach although loopback, private … (the manager's
    * FREELOADER_SOURCE_ALLOW plus the admin's setting); the agent adds its own environment's.

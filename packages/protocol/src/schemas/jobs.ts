@@ -105,6 +105,20 @@ export const JobClaimRequest = Type.Object({
   resume: Type.Optional(Type.Boolean()),
 });
 
+/**
+ * The agent's job channel, `GET /jobs/wait`: held by the manager until a job is queued for the
+ * agent or JOB_WAIT_MS pass. `check` (the first wait after the agent started or lost the
+ * channel) makes the manager look for work queued meanwhile before it holds the request.
+ */
+export const JobWaitQuery = Type.Object({
+  check: Type.Optional(Type.Boolean()),
+});
+export type JobWaitQuery = Static<typeof JobWaitQuery>;
+
+/** `jobsPending`: claim now (POST /jobs/claim); false: nothing new, wait again. */
+export const JobWaitResponse = Type.Object({ jobsPending: Type.Boolean() });
+export type JobWaitResponse = Static<typeof JobWaitResponse>;
+
 export const JobProgress = Type.Object({
   doneBytes: Bytes,
   /** Bytes/s over the last report interval. */

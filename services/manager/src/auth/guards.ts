@@ -48,10 +48,11 @@ async function authenticateUser(req: FastifyRequest, token: string): Promise<boo
 /** Agent auth from `Bearer agent.<id>.<credential>`: 401 when wrong, 403 AGENT_REVOKED. */
 async function authenticateAgent(req: FastifyRequest, token: string): Promise<void> {
   const m = AGENT_BEARER.exec(token);
-  const found = m ? await req.server.agentsRepo.authenticate(m[1]!.toLowerCase(), m[2]!) : null;
+  const id = m?.[1]!.toLowerCase();
+  const found = id ? await req.server.agentCredentials.verify(id, m![2]!) : null;
   if (!found) throw new FreeLoaderError('UNAUTHENTICATED', 'unknown agent or wrong credential');
   if (found.revoked) throw new FreeLoaderError('AGENT_REVOKED', 'this agent has been revoked');
-  req.agent = { id: found.id };
+  req.agent = { id: id! };
 }
 
 /** Methods that change nothing, so a forged cross-site request gains nothing from them. */
@@ -155,5 +156,5 @@ export default fp(
     app.addHook('onRoute', authenticateBeforeValidation);
     app.decorate('loginThrottle', new LoginThrottle());
   },
-  { name: 'auth', dependencies: ['cookie'] },
+  { name: 'auth', dependencies: ['cookie', 'agent-credentials'] },
 );

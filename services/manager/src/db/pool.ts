@@ -30,17 +30,44 @@ export async function withTransaction<T>(
   fn: (tx: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
+  const open: OpenTransaction = { pool, afterCommit: [] };
+  let result: T;
   try {
     await client.query('BEGIN');
-    const result = await fn(client);
+    openTransactions.set(client, open);
+    result = await fn(client);
     await client.query('COMMIT');
-    return result;
   } catch (e) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw e;
   } finally {
+    openTransactions.delete(client);
     client.release();
   }
+  // Outside the try: the work is committed whatever a hook does.
+  for (const hook of open.afterCommit) hook(pool);
+  return result;
+}
+
+/** A transaction {@link withTransaction} runs: its pool and what waits for its COMMIT. */
+interface OpenTransaction {
+  pool: pg.Pool;
+  afterCommit: ((pool: Queryable) => void)[];
+}
+const openTransactions = new WeakMap<object, OpenTransaction>();
+
+/**
+ * Run `fn` once what was just written on `db` is visible to others: after the COMMIT of the
+ * {@link withTransaction} that `db` belongs to (never, when it rolls back), or at once on the
+ * pool (autocommit). Hooks must not throw: the work is committed by then. `fn` gets the pool, so it can find what is attached to it. Waking a
+ * reader before COMMIT would send it looking for a row it cannot see yet.
+ *
+ * @example afterCommit(tx, (pool) => notifierOf(pool)?.notify(agentId))
+ */
+export function afterCommit(db: Queryable, fn: (pool: Queryable) => void): void {
+  const open = openTransactions.get(db);
+  if (open) open.afterCommit.push(fn);
+  else fn(db);
 }
 
 /**

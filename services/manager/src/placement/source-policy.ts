@@ -15,6 +15,8 @@ const SOURCE_ALLOW_TTL_MS = 5_000;
 export class ManagerSourcePolicy {
   readonly policy: SourcePolicy;
   private readAt = -Infinity;
+  /** The read in flight: heartbeats arriving meanwhile share it instead of each querying. */
+  private reading: Promise<void> | undefined;
 
   constructor(
     private readonly pg: Queryable,
@@ -26,8 +28,15 @@ export class ManagerSourcePolicy {
   /** The policy with the admin's current setting. */
   async current(): Promise<SourcePolicy> {
     if (performance.now() - this.readAt > SOURCE_ALLOW_TTL_MS) {
-      this.policy.setShared(await getSourceAllow(this.pg));
-      this.readAt = performance.now();
+      this.reading ??= getSourceAllow(this.pg)
+        .then((entries) => {
+          this.policy.setShared(entries);
+          this.readAt = performance.now();
+        })
+        .finally(() => {
+          this.reading = undefined;
+        });
+      await this.reading;
     }
     return this.policy;
   }

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type pg from 'pg';
 import type { EnrollRequest, Heartbeat } from '@freeloader/protocol';
-import { randomSecret, sameDigest, sha256 } from '../db/stored-secrets.js';
+import { randomSecret, sha256 } from '../db/stored-secrets.js';
 import { withTransaction } from '../db/pool.js';
 import { consumeJoinToken } from './join-tokens.js';
 
@@ -112,18 +112,40 @@ export function createAgentsRepo(pool: pg.Pool) {
       return { agentId, credential };
     },
 
-    /** Check an agent credential: null when unknown or wrong, else whether it was revoked. */
-    async authenticate(
-      agentId: string,
-      credential: string,
-    ): Promise<{ id: string; revoked: boolean } | null> {
+    /**
+     * An agent's stored credential digest and whether it was revoked; null when unknown. The
+     * credential cache checks presented credentials against it.
+     */
+    async credentialOf(agentId: string): Promise<{ digest: Buffer; revoked: boolean } | null> {
       const { rows } = await pool.query<{ credential_hash: Buffer; revoked_at: Date | null }>(
         'SELECT credential_hash, revoked_at FROM agents WHERE id = $1',
         [agentId],
       );
       const row = rows[0];
-      if (!row || !sameDigest(row.credential_hash, sha256(credential))) return null;
-      return { id: agentId, revoked: row.revoked_at !== null };
+      return row ? { digest: row.credential_hash, revoked: row.revoked_at !== null } : null;
+    },
+
+    /** Every agent's credential digest (the cache loads them at start: no lookup storm). */
+    async allCredentials(): Promise<({ id: string } & { digest: Buffer; revoked: boolean })[]> {
+      const { rows } = await pool.query<{
+        id: string;
+        credential_hash: Buffer;
+        revoked_at: Date | null;
+      }>('SELECT id, credential_hash, revoked_at FROM agents');
+      return rows.map((r) => ({
+        id: r.id,
+        digest: r.credential_hash,
+        revoked: r.revoked_at !== null,
+      }));
+    },
+
+    /** Agents revoked within the last `withinMs` (the credential cache forgets them). */
+    async revokedWithin(withinMs: number): Promise<string[]> {
+      const { rows } = await pool.query<{ id: string }>(
+        `SELECT id FROM agents WHERE revoked_at > now() - $1 * interval '1 millisecond'`,
+        [withinMs],
+      );
+      return rows.map((r) => r.id);
     },
 
     async get(id: string): Promise<AgentRecord | null> {

@@ -11,6 +11,7 @@ import {
   type JobView,
   type TransferView,
 } from '@freeloader/protocol';
+import { announceJob } from '../db/job-notices.js';
 import type { Queryable } from '../db/pool.js';
 import { iso } from './rows.js';
 
@@ -112,13 +113,17 @@ interface NewJobFields {
   totalBytes?: number;
 }
 
-/** Queue a job (on the pool or inside the caller's transaction). */
+/**
+ * Queue a job (on the pool or inside the caller's transaction); its agent's job channel hears of
+ * it once the job is committed.
+ */
 export async function enqueueJob(db: Queryable, job: NewJob): Promise<JobView> {
   const { rows } = await db.query<JobRow>(
     `INSERT INTO jobs (kind, dataset_id, agent_id, payload, total_bytes)
      VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
     [job.kind, job.datasetId ?? null, job.agentId ?? null, job.payload ?? {}, job.totalBytes ?? 0],
   );
+  announceJob(db, rows[0]!.agent_id);
   return toJobView(rows[0]!);
 }
 
@@ -142,6 +147,8 @@ export async function enqueueJobs(db: Queryable, jobs: readonly NewJob[]): Promi
        AS j(kind text, dataset_id uuid, agent_id uuid, payload jsonb, total_bytes bigint)`,
     [JSON.stringify(rows)],
   );
+  // Each donor's job channel is woken once the caller's transaction commits, as enqueueJob's.
+  for (const agentId of new Set(rows.map((r) => r.agent_id))) announceJob(db, agentId);
 }
 
 /** A running job as the lease sweep sees it. */
@@ -210,7 +217,7 @@ export function createJobsRepo(pool: pg.Pool, leaseMs = JOB_LEASE_MS) {
       return rows.map(toJobView);
     },
 
-    /** Whether queued work waits for this agent (told in the heartbeat reply). */
+    /** Whether queued work waits for this agent (asked when its job channel reconnects). */
     async hasPending(agentId: string): Promise<boolean> {
       const { rowCount } = await pool.query(
         `SELECT 1 FROM jobs WHERE state = 'queued' AND (agent_id = $1 OR agent_id IS NULL) LIMIT 1`,

@@ -121,18 +121,16 @@ describe('enrollment', () => {
 });
 
 describe('heartbeat', () => {
-  it('accepts the agent credential and reports pending jobs', async () => {
+  it('accepts the agent credential and answers the interval and source allow list', async () => {
     const agent = await h.enroll();
     const res = await heartbeat(agent.auth);
     expect(res.statusCode).toBe(200);
-    // The manager hands its source allow list (here the harness's loopback) to its agents.
+    // The manager hands its source allow list (here the harness's loopback) to its agents; new
+    // jobs come on the job channel (GET /jobs/wait), not here.
     expect(res.json()).toEqual({
       heartbeatIntervalMs: 5000,
-      jobsPending: false,
       sourceAllow: [...LOOPBACK_SOURCES],
     });
-    await h.app.jobsRepo.enqueue({ kind: 'import', agentId: agent.agentId });
-    expect((await heartbeat(agent.auth)).json().jobsPending).toBe(true);
   });
 
   it.each([

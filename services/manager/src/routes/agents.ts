@@ -110,9 +110,9 @@ const agents: FastifyPluginAsyncTypebox = async (app) => {
       if (req.body.runningJobs?.length) {
         await app.jobsRepo.renewLeases(agentId, req.body.runningJobs);
       }
+      // New jobs reach the agent on its job channel (GET /jobs/wait), not in this answer.
       return {
         heartbeatIntervalMs: app.config.heartbeatIntervalMs,
-        jobsPending: await app.jobsRepo.hasPending(agentId),
         sourceAllow: (await app.sourcePolicy.current()).entries(),
       };
     },

@@ -7,13 +7,16 @@ import {
   JobFinish,
   JobProgress,
   JobViewResponse,
+  JobWaitQuery,
+  JobWaitResponse,
+  JOB_WAIT_MS,
   Ok,
   type TransferView,
 } from '@freeloader/protocol';
 import { requireAgent } from '../auth/guards.js';
 import { onJobFinished } from '../dataset-lifecycle.js';
 
-/** The agent side of the job queue: claim, report progress, finish. */
+/** The agent side of the job queue: wait for work, claim, report progress, finish. */
 const jobs: FastifyPluginAsyncTypebox = async (app) => {
   const publish = (t: TransferView): void => {
     app.events.publish({
@@ -29,6 +32,34 @@ const jobs: FastifyPluginAsyncTypebox = async (app) => {
       error: t.error,
     });
   };
+
+  app.get(
+    '/jobs/wait',
+    {
+      // Every agent holds one: keep the access log for problems only.
+      logLevel: 'warn',
+      preHandler: requireAgent,
+      schema: {
+        tags: ['jobs'],
+        summary: 'Job channel: held until a job is queued for the calling agent, or JOB_WAIT_MS',
+        querystring: JobWaitQuery,
+        response: { 200: JobWaitResponse, 400: E, 401: E, 403: E, 500: E },
+      },
+    },
+    async (req, reply) => {
+      const agentId = req.agent!.id;
+      if (req.query.check && (await app.jobsRepo.hasPending(agentId))) return { jobsPending: true };
+      // The agent hung up (it stopped, or its call timed out): stop holding its wait.
+      const gone = new AbortController();
+      const onClose = (): void => gone.abort();
+      reply.raw.once('close', onClose);
+      try {
+        return { jobsPending: await app.jobWaiters.wait(agentId, JOB_WAIT_MS, gone.signal) };
+      } finally {
+        reply.raw.off('close', onClose);
+      }
+    },
+  );
 
   app.post(
     '/jobs/claim',

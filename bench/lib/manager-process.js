@@ -1,0 +1,84 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { descendants } from './process-tree.js';
+
+const START = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  '../../services/manager/dist/start.js',
+);
+
+/** Prefix of the line the manager process prints once it listens. */
+const READY = 'manager-ready ';
+
+/**
+ * A manager in its own process (its CPU and memory are measured apart from the load generator):
+ * `startManager` on a fresh home with embedded PostgreSQL, listening on an ephemeral port.
+ * `cpuProfDir` runs it under `node --cpu-prof` (the profile is written when it stops).
+ *
+ * @typedef {object} ManagerProcess
+ * @property {string} url
+ * @property {number} pid
+ * @property {string} adminPassword
+ * @property {() => number[]} databasePids the embedded PostgreSQL's processes (postmaster first)
+ * @property {() => Promise<void>} stop
+ *
+ * @param {{ home: string, env?: NodeJS.ProcessEnv, cpuProfDir?: string, log: (m: string) => void }} opts
+ * @returns {Promise<ManagerProcess>}
+ */
+export async function startManagerProcess(opts) {
+  mkdirSync(opts.home, { recursive: true, mode: 0o711 });
+  const script = `
+    const { startManager } = await import(${JSON.stringify(START)});
+    const m = await startManager({ home: ${JSON.stringify(opts.home)}, host: '127.0.0.1', port: 0,
+      logLevel: 'warn' });
+    process.stdout.write(${JSON.stringify(READY)} + JSON.stringify({ url: m.url, adminPassword: m.adminPassword }) + '\\n');
+    const stop = () => m.close().then(() => process.exit(0), () => process.exit(1));
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);`;
+  const args = [
+    ...(opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []),
+    '--input-type=module',
+    '-e',
+    script,
+  ];
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr = (stderr + d).slice(-8_000);
+    if (process.env.MANAGER_SCALE_DEBUG) process.stderr.write(d);
+  });
+  const first = await new Promise((resolveLine, reject) => {
+    let out = '';
+    // Its log lines (warnings) share stdout: the answer is the line with the marker.
+    child.stdout.on('data', (d) => {
+      out += d;
+      const line = out.split('\n').find((l) => l.startsWith(READY));
+      if (line) resolveLine(line.slice(READY.length));
+    });
+    child.once('exit', (code) => reject(new Error(`manager exited ${code}: ${stderr}`)));
+  });
+  const { url, adminPassword } = JSON.parse(/** @type {string} */ (first));
+  const pid = /** @type {number} */ (child.pid);
+  opts.log(`manager ${url} (pid ${pid}), home ${opts.home}`);
+  return {
+    url,
+    pid,
+    adminPassword,
+    databasePids: () => descendants(pid).filter((p) => p !== pid),
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 60_000))]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
+/** Where `--cpu-prof` profiles of the manager go, under a benchmark's work dir. @param {string} work */
+export const profileDir = (work) => join(work, 'cpu-prof');

@@ -1,0 +1,33 @@
+import fp from 'fastify-plugin';
+import { attachJobNotifier, detachJobNotifier, type JobNotifier } from '../db/job-notices.js';
+import { JobWaiters } from './job-waiters.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Open job channels of the agents connected to this manager. */
+    jobWaiters: JobWaiters;
+    /**
+     * Told of every job queued through this app's pool. By default the local waiters; a
+     * cross-manager fan-out replaces it (and calls `jobWaiters.notify` when told by others).
+     */
+    jobNotifier: JobNotifier;
+  }
+}
+
+/**
+ * Jobs pushed, not polled (issue 16 item 4): every job queued on this app's pool wakes its
+ * agent's held `GET /jobs/wait`, after the job's transaction committed.
+ */
+export default fp(
+  async (app) => {
+    const waiters = new JobWaiters();
+    app.decorate('jobWaiters', waiters);
+    app.decorate('jobNotifier', waiters as JobNotifier);
+    // Looked up at each job, so a notifier set on the app later takes over.
+    attachJobNotifier(app.pg, { notify: (agentId) => app.jobNotifier.notify(agentId) });
+    // Held waits would keep close() waiting up to JOB_WAIT_MS: answer them now.
+    app.addHook('preClose', async () => waiters.close());
+    app.addHook('onClose', async () => detachJobNotifier(app.pg));
+  },
+  { name: 'job-channel', dependencies: ['postgres'] },
+);
