@@ -1,5 +1,6 @@
-import { Agent, fetch as undiciFetch } from 'undici';
+import { type Agent, fetch as undiciFetch } from 'undici';
 import { backoffDelay } from './backoff.js';
+import { managerDispatcher, tlsFailure } from './manager-tls.js';
 import {
   FreeLoaderError,
   type EnrollRequest,
@@ -35,20 +36,41 @@ export type Credentials =
   | { kind: 'agent'; agentId: string; credential: string }
   | { kind: 'user'; token: string };
 
+/** How the client reaches the manager (not who it is: that is {@link Credentials}). */
+export interface ManagerTransport {
+  /** The manager's CA (PEM), pinned at enrollment or login: trusted instead of the system's. */
+  ca?: string;
+}
+
+/** Keep-alive connections to the manager, per client. */
+const POOL = { keepAliveTimeout: 30_000, connections: 8 } as const;
+
 /**
  * A thin, typed HTTP client for the manager's /api/v1. Every failure becomes a FreeLoaderError:
  * the manager's own code when it answered, UNAVAILABLE when it could not be reached.
  */
 export class ManagerClient {
   readonly baseUrl: string;
-  private readonly dispatcher: Agent;
+  private dispatcher: Agent;
+  private ca: string | undefined;
 
   constructor(
     baseUrl: string,
     private credentials: Credentials = { kind: 'none' },
+    transport: ManagerTransport = {},
   ) {
     this.baseUrl = normalizeManagerUrl(baseUrl);
-    this.dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 8 });
+    this.ca = transport.ca;
+    this.dispatcher = managerDispatcher(this.ca, POOL);
+  }
+
+  /** Trust only `ca` for the manager from now on (an enrollment just pinned it). */
+  trustCa(ca: string): void {
+    if (ca === this.ca) return;
+    const old = this.dispatcher;
+    this.ca = ca;
+    this.dispatcher = managerDispatcher(ca, POOL);
+    void old.close().catch(() => undefined);
   }
 
   private outages: OutagePolicy | undefined;
@@ -100,11 +122,14 @@ export class ManagerClient {
         signal: AbortSignal.timeout(MANAGER_CALL_TIMEOUT_MS),
       });
     } catch (e) {
-      throw new FreeLoaderError(
-        'UNAVAILABLE',
-        `manager at ${this.baseUrl} is unreachable (${describeNetError(e)})`,
-        undefined,
-        e,
+      throw (
+        tlsFailure(e, this.baseUrl) ??
+        new FreeLoaderError(
+          'UNAVAILABLE',
+          `manager at ${this.baseUrl} is unreachable (${describeNetError(e)})`,
+          undefined,
+          e,
+        )
       );
     }
     const text = await res.text();

@@ -20,6 +20,7 @@ import repair from '../repair/routes.js';
 import prefixRoutes from '../prefix/routes.js';
 import reservations from './reservations.js';
 import settings from './settings.js';
+import tls from './tls.js';
 import tokens from './tokens.js';
 import transfers from './transfers.js';
 import users from './users.js';
@@ -29,6 +30,7 @@ const api: FastifyPluginAsync = async (app) => {
   for (const routes of [
     health,
     auth,
+    tls,
     tokens,
     agents,
     namespace,
