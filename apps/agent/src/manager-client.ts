@@ -48,9 +48,15 @@ const POOL = { keepAliveTimeout: 30_000, connections: 8 } as const;
 /**
  * A thin, typed HTTP client for the manager's /api/v1. Every failure becomes a FreeLoaderError:
  * the manager's own code when it answered, UNAVAILABLE when it could not be reached.
+ *
+ * Several managers of one database may be given as a comma-separated list (`URL1,URL2`): a call
+ * the manager in use cannot take (unreachable, or 503 UNAVAILABLE) is tried on the next one,
+ * once round the list, and the client stays with the manager that answered.
  */
 export class ManagerClient {
-  readonly baseUrl: string;
+  /** Every manager URL given, normalized, in order. */
+  readonly urls: readonly string[];
+  private current = 0;
   private dispatcher: Agent;
   private ca: string | undefined;
 
@@ -59,7 +65,7 @@ export class ManagerClient {
     private credentials: Credentials = { kind: 'none' },
     transport: ManagerTransport = {},
   ) {
-    this.baseUrl = normalizeManagerUrl(baseUrl);
+    this.urls = normalizeManagerUrl(baseUrl).split(',');
     this.ca = transport.ca;
     this.dispatcher = managerDispatcher(this.ca, POOL);
   }
@@ -71,6 +77,16 @@ export class ManagerClient {
     this.ca = ca;
     this.dispatcher = managerDispatcher(ca, POOL);
     void old.close().catch(() => undefined);
+  }
+
+  /** The manager in use now (the one that last answered). */
+  get baseUrl(): string {
+    return this.urls[this.current]!;
+  }
+
+  /** The whole list as given to `--manager` (what an identity or a session remembers). */
+  get managerUrls(): string {
+    return this.urls.join(',');
   }
 
   private outages: OutagePolicy | undefined;
@@ -87,11 +103,11 @@ export class ManagerClient {
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const policy = method === 'GET' ? this.outages : undefined;
-    if (!policy) return this.requestOnce<T>(method, path, body);
+    if (!policy) return this.requestAny<T>(method, path, body);
     const giveUpAt = performance.now() + policy.patienceMs;
     for (let attempt = 0; ; attempt++) {
       try {
-        const result = await this.requestOnce<T>(method, path, body);
+        const result = await this.requestAny<T>(method, path, body);
         this.inOutage = false;
         return result;
       } catch (e) {
@@ -103,6 +119,22 @@ export class ManagerClient {
         await new Promise((r) =>
           setTimeout(r, backoffDelay(attempt, OUTAGE_RETRY_BASE_MS, OUTAGE_RETRY_MAX_MS)),
         );
+      }
+    }
+  }
+
+  /**
+   * One call, failed over round the manager list: on to the next manager when this one is
+   * unreachable or answers 503. A call that may have reached a manager (cut mid-way, timed
+   * out) is not repeated elsewhere unless it is a read: a write could be applied twice.
+   */
+  private async requestAny<T>(method: string, path: string, body?: unknown): Promise<T> {
+    for (let tried = 1; ; tried++) {
+      try {
+        return await this.requestOnce<T>(method, path, body);
+      } catch (e) {
+        if (tried >= this.urls.length || !mayFailOver(method, e)) throw e;
+        this.current = (this.current + 1) % this.urls.length;
       }
     }
   }
@@ -167,8 +199,33 @@ function authorization(c: Credentials): string | undefined {
   }
 }
 
-/** Accept `host:port`, `http://host:port/` and the like; return `http(s)://host:port`. */
+/** Connection errors that mean the request never reached the manager. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+
+/** Whether a call that failed with `e` may be tried on another manager (see requestAny). */
+function mayFailOver(method: string, e: unknown): boolean {
+  if (!isManagerAway(e)) return false;
+  const cause = (e as { cause?: unknown }).cause;
+  // No cause: the manager answered 503 itself (restarting, its database away); nothing done.
+  if (cause === undefined || method === 'GET' || method === 'HEAD') return true;
+  const code = (cause as { cause?: { code?: string } }).cause?.code;
+  return code !== undefined && NOT_SENT.has(code);
+}
+
+/**
+ * Accept `host:port`, `http://host:port/` and the like; return `http(s)://host:port`. A
+ * comma-separated list of managers comes back normalized the same way, item by item.
+ *
+ * @example normalizeManagerUrl('m1:7400, https://m2/') // 'http://m1:7400,https://m2'
+ */
 export function normalizeManagerUrl(text: string): string {
+  if (text.includes(',')) {
+    const items = text.split(',').map((t) => t.trim());
+    if (items.some((t) => t === '')) {
+      throw new FreeLoaderError('BAD_URI', `empty entry in the manager list "${text}"`);
+    }
+    return items.map(normalizeManagerUrl).join(',');
+  }
   const withScheme = /^[a-z]+:\/\//i.test(text) ? text : `http://${text}`;
   let url: URL;
   try {

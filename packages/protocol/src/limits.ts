@@ -26,6 +26,11 @@ export const MAX_MORSELS_PER_DATASET = MAX_DATASET_SIZE / MIN_MORSEL_SIZE;
 export const MAX_NAME_LENGTH = 255;
 /** Most copies of each morsel a dataset may ask for (ThriftStore's replication level n). */
 export const MAX_REPLICAS = 16;
+/**
+ * Morsel hashes one `GET /jobs/:id/hashes` answers at most (a fan-out import polls for the
+ * hashes of the morsels it copies from other donors): 4096 × 64 hex ≈ 260 KiB of JSON.
+ */
+export const MAX_HASHES_PER_QUERY = 4096;
 /** Copies of each morsel when neither the request nor the manager's REPLICAS_DEFAULT says. */
 export const DEFAULT_REPLICAS = 2;
 /** Longest full namespace path, slashes included (characters). */
@@ -136,6 +141,13 @@ export const MORSEL_BODY_SLACK = 64 * KiB;
 export const MAX_JSON_BODY = 1 * MiB;
 /** Most morsels one batch read may ask for. */
 export const MAX_BATCH_MORSELS = 64;
+/**
+ * Largest event payload one manager sends the others through PostgreSQL NOTIFY (bytes): the
+ * server refuses payloads of 8000 bytes or more; the rest is room for the envelope.
+ */
+export const MAX_EVENT_NOTIFY_BYTES = 7_800;
+/** Longest free-text field (an error, a reason) an event keeps when fanned out (characters). */
+export const MAX_EVENT_TEXT_CHARS = 1_000;
 
 /**
  * Scrub (issue 15 item 4): a donor re-hashes everything it stores once per period (milliseconds),

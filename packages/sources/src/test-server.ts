@@ -61,6 +61,8 @@ export interface TestServer {
   readonly requests: number;
   /** TCP connections accepted so far (keep-alive reuse keeps this low). */
   readonly connections: number;
+  /** Body bytes written so far, over every response (what the source served). */
+  readonly bodyBytes: number;
   /** Every request in arrival order, with the status it was answered (0 until answered). */
   readonly seen: ReadonlyArray<SeenRequest>;
   /** The content currently served and its ETag. */
@@ -92,6 +94,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   let etag = '';
   let requests = 0;
   let connections = 0;
+  let bodyBytes = 0;
   let changed = false;
   const seen: SeenRequest[] = [];
 
@@ -187,6 +190,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       const slice = rate ? Math.max(1, Math.floor(rate / 20)) : body.length;
       const chunk = body.subarray(at, Math.min(at + slice, limit));
       at += chunk.length;
+      bodyBytes += chunk.length;
       if (!res.write(chunk)) await drainOrClose(res);
       if (rate && at < limit) await sleep(50);
     }
@@ -212,6 +216,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     },
     get connections() {
       return connections;
+    },
+    get bodyBytes() {
+      return bodyBytes;
     },
     seen,
     get content() {

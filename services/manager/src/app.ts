@@ -11,6 +11,7 @@ import consolePlugin from './plugins/console.js';
 import cookiePlugin from './plugins/cookie.js';
 import metricsPlugin from './plugins/metrics.js';
 import migrationsPlugin from './plugins/migrations.js';
+import singletonsPlugin from './plugins/singletons.js';
 import postgresPlugin from './plugins/postgres.js';
 import swaggerPlugin from './plugins/swagger.js';
 import throughputPlugin from './plugins/throughput.js';
@@ -26,6 +27,7 @@ import reservationsRepo from './repositories/reservations.js';
 import signingKeys from './repositories/settings.js';
 import usersRepo from './repositories/users.js';
 import api from './routes/index.js';
+import eventFanOut from './plugins/event-fanout.js';
 import softStatePlugin, { type SoftStatePluginOptions } from './soft-state-plugin.js';
 import deadDonorWatch from './imports/dead-donor-watch.js';
 import donorLoss from './placement/donor-loss.js';
@@ -113,6 +115,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(metricsPlugin);
     await app.register(swaggerPlugin);
     await app.register(cookiePlugin);
+    await app.register(singletonsPlugin);
     // Application plugins: repositories, keys, soft state, auth decorations.
     for (const repo of [
       usersRepo,
@@ -130,9 +133,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     }
     await app.register(sourcePolicy);
     await app.register(softStatePlugin, { clock: opts.clock, timers: opts.timers });
+    await app.register(eventFanOut);
     await app.register(throughputPlugin);
     await app.register(donorLoss);
-    await app.register(deadDonorWatch);
+    await app.register(deadDonorWatch, { timers: opts.timers });
     await app.register(repairPlugin, { timers: opts.timers });
     await app.register(prefixCaching, { timers: opts.timers });
     await app.register(cacheRoom);

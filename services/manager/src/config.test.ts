@@ -60,7 +60,7 @@ describe('loadConfig', () => {
       staleAfterMs: 100,
       deadAfterMs: 200,
       heartbeatIntervalMs: 50,
-      softStateFlushMs: 3000,
+      softStateFlushMs: 1000,
       repairDonorRateBps: 8 * 1024 * 1024,
       repairSourceRateBps: 16 * 1024 * 1024,
       repairTickMs: 5000,

@@ -117,7 +117,7 @@ const DEFAULTS = {
   staleAfterMs: STALE_AFTER_MS,
   deadAfterMs: DEAD_AFTER_MS,
   heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
-  softStateFlushMs: 3_000,
+  softStateFlushMs: 1_000,
   repairDonorRateBps: REPAIR_DONOR_RATE_BPS,
   repairSourceRateBps: REPAIR_SOURCE_RATE_BPS,
   repairTickMs: 5_000,

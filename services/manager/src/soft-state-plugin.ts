@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import { EventBus } from './events.js';
+import { LivenessSync } from './liveness-sync.js';
 import { SoftState } from './soft-state.js';
 import { sweepExpiredReservations } from './repositories/reservations.js';
 
@@ -7,6 +8,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     events: EventBus;
     softState: SoftState;
+    /** The shared liveness table's writer and reader (several managers, one database). */
+    liveness: LivenessSync;
   }
 }
 
@@ -22,7 +25,8 @@ const RESERVATION_SWEEP_MS = 60_000;
 
 /**
  * The event bus and soft state, plus their timers: a sweep that announces live/stale/dead
- * changes, and a batched flush of last-seen and heartbeat numbers to the agents table.
+ * changes, and every flush period a batched write of this manager's sightings to the shared
+ * liveness table followed by a read of the other managers' (see LivenessSync).
  */
 export default fp<SoftStatePluginOptions>(
   async (app, opts) => {
@@ -32,32 +36,32 @@ export default fp<SoftStatePluginOptions>(
     app.decorate('events', events);
     app.decorate('softState', softState);
 
-    const flush = async (): Promise<void> => {
-      const rows = softState.takeDirty();
-      try {
-        await app.agentsRepo.flushSoftState(rows);
-      } catch (err) {
-        softState.markDirty(rows);
-        app.log.warn({ err }, 'soft-state flush failed; will retry');
-      }
-    };
+    const liveness = new LivenessSync(app);
+    app.decorate('liveness', liveness);
+    const flush = (): Promise<void> => liveness.flush();
 
     if (opts.timers === false) return;
     const sweepEvery = Math.max(50, Math.min(1_000, Math.floor(staleAfterMs / 4)));
     const timers = [
       setInterval(() => softState.sweep(), sweepEvery),
-      setInterval(() => void flush(), softStateFlushMs),
-      setInterval(() => {
-        sweepExpiredReservations(app.pg).catch((err: unknown) =>
-          app.log.warn({ err }, 'reservation sweep failed'),
-        );
-      }, RESERVATION_SWEEP_MS),
+      setInterval(() => void flush().then(() => liveness.refresh()), softStateFlushMs),
     ];
     for (const t of timers) t.unref();
+    // Shared rows: one manager of the database marks lapsed reservations.
+    app.singletons.start(
+      'reservations',
+      () => sweepExpiredReservations(app.pg),
+      RESERVATION_SWEEP_MS,
+      {
+        runAtStart: false,
+      },
+    );
+    // A manager starting next to others knows at once which agents they hear from.
+    app.addHook('onReady', async () => liveness.refresh());
     app.addHook('preClose', async () => {
       for (const t of timers) clearInterval(t);
       await flush();
     });
   },
-  { name: 'soft-state', dependencies: ['agents-repo'] },
+  { name: 'soft-state', dependencies: ['agents-repo', 'singletons'] },
 );

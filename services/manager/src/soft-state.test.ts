@@ -61,8 +61,8 @@ describe('SoftState', () => {
     advance(1_500);
     soft.record(A, hb); // dead, then back
     expect(soft.takeOutages()).toEqual([
-      { agentId: A, silentMs: 101 },
-      { agentId: A, silentMs: 1_500 },
+      { agentId: A, silentMs: 101, knownVersion: null },
+      { agentId: A, silentMs: 1_500, knownVersion: null },
     ]);
     expect(soft.takeOutages()).toEqual([]);
   });
@@ -91,5 +91,38 @@ describe('SoftState', () => {
     soft.forget(A);
     expect(soft.heartbeatOf(A)).toBeUndefined();
     expect(soft.takeDirty()).toEqual([]);
+  });
+
+  it("takes in other managers' sightings without ending an outage here", () => {
+    const { soft, events, advance } = setup();
+    soft.record(A, hb);
+    soft.noteVersions(new Map([[A, 4]]));
+    advance(500); // stale here…
+    soft.sweep();
+    // …but another manager heard it 20 ms ago (version 9): live, announced by the sweep.
+    soft.merge([{ agentId: A, ageMs: 20, heartbeat: { ...hb, servingRate: 9 }, version: 9 }]);
+    expect(soft.stateOf(A)).toBe('live');
+    expect(soft.heartbeatOf(A)?.servingRate).toBe(9);
+    expect(soft.takeOutages()).toEqual([]);
+    expect(soft.takeDirty()).toHaveLength(1); // this manager's own sighting, still to write
+    soft.sweep();
+    expect(events.map((e) => e.type === 'agent' && e.state)).toEqual(['live', 'stale', 'live']);
+    // An older sighting never moves it back.
+    soft.merge([{ agentId: A, ageMs: 400, heartbeat: hb, version: 10 }]);
+    expect(soft.silentForMs(A)).toBe(20);
+    // An outage ending here names the version this manager knew, for the write to check.
+    advance(300);
+    soft.record(A, hb);
+    expect(soft.takeOutages()).toEqual([{ agentId: A, silentMs: 320, knownVersion: 10 }]);
+  });
+
+  it('ignores sightings older than what it assumes of agents unseen since its start', () => {
+    const { soft } = setup();
+    // Seen 150 ms ago elsewhere: older than start minus the stale window (100 ms).
+    soft.merge([{ agentId: A, ageMs: 150, heartbeat: hb, version: 1 }]);
+    expect(soft.lastSeenAgoMs(A)).toBeNull();
+    soft.merge([{ agentId: A, ageMs: 30, heartbeat: hb, version: 2 }]);
+    expect(soft.lastSeenAgoMs(A)).toBe(30);
+    expect(soft.stateOf(A)).toBe('live');
   });
 });

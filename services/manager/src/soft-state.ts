@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Heartbeat } from '@freeloader/protocol';
 import type { EventBus } from './events.js';
 import type { SoftStateRow } from './repositories/agents.js';
+import type { OutageClaim, SharedSighting, Sighting } from './repositories/liveness.js';
 
 /** Liveness derived from heartbeats alone (revocation is a database fact, not soft state). */
 export type Liveness = 'live' | 'stale' | 'dead';
@@ -19,12 +20,12 @@ export interface SoftStateOptions {
 /** Ended outages kept for {@link SoftState.takeOutages} at most (the oldest go first). */
 const MAX_PENDING_OUTAGES = 1_000;
 
-/** A silence past the stale threshold that a sighting ended. */
-export interface EndedOutage {
-  agentId: string;
-  /** Milliseconds from the last sighting before it to the one that ended it. */
-  silentMs: number;
-}
+/**
+ * A silence past the stale threshold that a sighting ended: milliseconds from the last sighting
+ * before it (on any manager) to the one that ended it, with the shared-liveness version this
+ * manager knew then (see {@link OutageClaim}).
+ */
+export type EndedOutage = OutageClaim;
 
 interface Entry {
   lastSeen: number;
@@ -33,6 +34,8 @@ interface Entry {
   /** State last announced on the bus, so each change is published once. */
   announced: Liveness;
   dirty: boolean;
+  /** The shared-liveness row's version this view last knew (null: none yet). */
+  version: number | null;
 }
 
 /**
@@ -68,7 +71,11 @@ export class SoftState {
     const now = this.clock();
     // Noted here, not sampled by a later loop: an outage can end well within one of its ticks.
     if (entry && previous !== 'live') {
-      this.outages.push({ agentId, silentMs: Math.round(now - entry.lastSeen) });
+      this.outages.push({
+        agentId,
+        silentMs: Math.round(now - entry.lastSeen),
+        knownVersion: entry.version,
+      });
       if (this.outages.length > MAX_PENDING_OUTAGES) this.outages.shift();
     }
     const next: Entry = {
@@ -77,10 +84,11 @@ export class SoftState {
       heartbeat: heartbeat ?? entry?.heartbeat,
       announced: 'live',
       dirty: true,
+      version: entry?.version ?? null,
     };
     this.entries.set(agentId, next);
     if (previous !== 'live' || entry?.announced !== 'live') {
-      this.opts.bus?.publish({ type: 'agent', agentId, state: 'live' });
+      this.announce(agentId, 'live');
     }
   }
 
@@ -132,7 +140,7 @@ export class SoftState {
       if (state !== entry.announced) {
         entry.announced = state;
         changes.push({ agentId, state });
-        this.opts.bus?.publish({ type: 'agent', agentId, state });
+        this.announce(agentId, state);
       }
     }
     return changes;
@@ -155,6 +163,65 @@ export class SoftState {
       const entry = this.entries.get(row.agentId);
       if (entry) entry.dirty = true;
     }
+  }
+
+  /** Dirty sightings as rows of the shared liveness table: their age now, their heartbeat. */
+  sightingsOf(rows: readonly SoftStateRow[]): Sighting[] {
+    const now = this.clock();
+    return rows.flatMap((r) => {
+      const entry = this.entries.get(r.agentId);
+      return entry
+        ? [{ agentId: r.agentId, ageMs: now - entry.lastSeen, heartbeat: r.heartbeat }]
+        : [];
+    });
+  }
+
+  /** Outages a failed write must retry (put back ahead of newer ones). */
+  restoreOutages(outages: readonly EndedOutage[]): void {
+    this.outages = [...outages, ...this.outages].slice(-MAX_PENDING_OUTAGES);
+  }
+
+  /** Note the versions the shared liveness table gave this manager's own writes. */
+  noteVersions(versions: ReadonlyMap<string, number>): void {
+    for (const [agentId, version] of versions) {
+      const entry = this.entries.get(agentId);
+      if (entry && (entry.version ?? 0) < version) entry.version = version;
+    }
+  }
+
+  /**
+   * Take in sightings other managers wrote: an agent seen more recently elsewhere moves its
+   * last sighting forward (never back), without counting as a sighting here (no outage ends
+   * on this manager; the sweep announces the state change). Sightings older than what this
+   * manager assumes of an agent it has not seen (start minus the stale window) change
+   * nothing, so time all managers were down never counts as an agent's silence.
+   */
+  merge(rows: readonly SharedSighting[]): void {
+    const now = this.clock();
+    const floor = this.startedAt - this.opts.staleAfterMs;
+    for (const row of rows) {
+      const seen = now - row.ageMs;
+      const entry = this.entries.get(row.agentId);
+      if (entry && (entry.version ?? 0) < row.version) entry.version = row.version;
+      if (seen <= (entry?.lastSeen ?? floor)) continue;
+      const announced = entry?.announced ?? this.stateOf(row.agentId);
+      this.entries.set(row.agentId, {
+        lastSeen: seen,
+        seenAt: new Date(this.wallClock().getTime() - row.ageMs),
+        heartbeat: row.heartbeat ?? entry?.heartbeat,
+        announced,
+        dirty: entry?.dirty ?? false,
+        version: Math.max(entry?.version ?? 0, row.version),
+      });
+    }
+  }
+
+  /**
+   * Liveness transitions are derived by every manager from the same shared view: published
+   * here only, or each console would get one per manager.
+   */
+  private announce(agentId: string, state: Liveness): void {
+    this.opts.bus?.publish({ type: 'agent', agentId, state }, 'local');
   }
 
   private lastSeen(agentId: string): number {

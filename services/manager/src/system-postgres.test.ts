@@ -1,36 +1,13 @@
 import { readMigrations } from './db/migrate.js';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from './test/harness.js';
+import { systemPostgres } from './db/system-postgres.js';
 
 /**
  * The same smoke as everywhere else, against the machine's own PostgreSQL at 127.0.0.1:5432
  * (trust auth, database `test`) as CI and developers have it, on a throwaway database.
  */
-const CANDIDATES = [
-  process.env.SYSTEM_DATABASE_URL,
-  'postgres://postgres@127.0.0.1:5432/test',
-  'postgres://root@127.0.0.1:5432/test',
-].filter((u): u is string => !!u);
-
-async function firstReachable(): Promise<{ url?: string; reason: string }> {
-  const reasons: string[] = [];
-  for (const url of CANDIDATES) {
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
-    try {
-      await client.connect();
-      await client.query('SELECT 1');
-      return { url, reason: '' };
-    } catch (e) {
-      reasons.push(`${url.replace(/:[^:@/]*@/, ':***@')}: ${(e as Error).message}`);
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-  }
-  return { reason: reasons.join('; ') };
-}
-
-const system = await firstReachable();
+const system = await systemPostgres();
 if (!system.url) console.warn(`skipping system PostgreSQL smoke: unreachable (${system.reason})`);
 
 describe.skipIf(!system.url)('on the system PostgreSQL at 127.0.0.1:5432', () => {

@@ -10,3 +10,5 @@ export type { NewDataset } from './repositories/namespace.js';
 export { createScratchDatabase, type ScratchDatabase } from './db/scratch-database.js';
 export { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
 export { parsePrometheusText, type MetricFamily } from './testing/prometheus-text.js';
+export { procInfo } from './db/stale-postmaster.js';
+export { systemPostgres } from './db/system-postgres.js';

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { procInfo } from '@freeloader/manager/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   exited,
@@ -26,22 +26,12 @@ async function postmasterPid(): Promise<number> {
 }
 
 /**
- * Whether `pid` is a running process. A zombie (exited, waiting for PID 1 to reap it — the
- * orphan's parent was the killed manager) holds nothing and counts as gone, as it does for the
- * manager's own check.
+ * Whether `pid` is a running process, as the manager's own stale-lock check sees it: a zombie
+ * (exited, waiting for PID 1 to reap it — the orphan's parent was the killed manager) holds
+ * nothing and counts as gone.
  */
 function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
+  return procInfo(pid) !== null;
 }
 
 interface Probe {

@@ -237,6 +237,7 @@ export class AgentDaemon extends EventEmitter {
           allowFileUris: opts.allowFileUris ?? false,
           sourcePolicy: this.sourcePolicy,
           admit,
+          manager: this.manager,
         }),
         delete: deleteJobHandler(store),
         relocate: relocateJobHandler({

@@ -6,7 +6,7 @@ import { saveIdentity, type Identity } from '../state/identity.js';
 
 /** What joining needs: the manager, where to keep the identity, and what to tell the manager. */
 export interface EnrollmentDeps {
-  manager: Pick<ManagerClient, 'enroll' | 'baseUrl' | 'trustCa'>;
+  manager: Pick<ManagerClient, 'enroll' | 'managerUrls' | 'baseUrl' | 'trustCa'>;
   /** State directory; the identity is written there (mode 0600). */
   dir: string;
   /** This agent's morsel service URL, as clients should reach it. */
@@ -50,7 +50,7 @@ export async function enroll(token: string, deps: EnrollmentDeps): Promise<Enrol
   const identity: Identity = {
     agentId: res.agentId,
     credential: res.credential,
-    managerUrl: deps.manager.baseUrl,
+    managerUrl: deps.manager.managerUrls,
     managerPublicKey: res.managerPublicKey,
     ...(managerCa ? { managerCa } : {}),
     name,

@@ -28,7 +28,7 @@ export function importJobHandler(deps: ImportDeps): JobHandler {
       if (payload.mode === 'stream') {
         return await streamImport(deps, datasetId, payload, source, expect, ctx);
       }
-      return await rangedImport(deps, datasetId, payload, source, expect, ctx);
+      return await rangedImport(deps, { id: job.id, datasetId }, payload, source, expect, ctx);
     } catch (e) {
       // An extension's dataset is readable from the morsels below `extendsFrom`: keep them.
       if (payload.extendsFrom !== undefined) await freeExtension(deps, datasetId, payload);

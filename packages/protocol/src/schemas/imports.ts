@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { MAX_MORSEL_SIZE, MAX_REPLICAS, MIN_MORSEL_SIZE } from '../limits.js';
+import { MAX_HASHES_PER_QUERY, MAX_MORSEL_SIZE, MAX_REPLICAS, MIN_MORSEL_SIZE } from '../limits.js';
 import { Bytes, NamespacePath, Uri, Uuid } from './common.js';
 import { DatasetView, DonorEndpoint, ExtentSchema } from './datasets.js';
 import { PlacementPolicy } from './placement-policy.js';
@@ -35,7 +35,8 @@ export const ImportRequest = Type.Object({
   localShare: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   /**
    * Copies of each morsel, each on a different donor (1…MAX_REPLICAS; default the manager's
-   * REPLICAS_DEFAULT). Each copy's donor imports its morsels from the source: n× the WAN bytes.
+   * REPLICAS_DEFAULT). Copy 0 comes from the source; the other copies fan out donor to donor
+   * (the source only as fallback), so an import costs about 1× the WAN bytes.
    */
   replicas: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_REPLICAS })),
   /**
@@ -75,8 +76,42 @@ export const ImportJobPayload = Type.Object({
    * are cached and being read, so a failed job frees only the morsels it was given.
    */
   extendsFrom: Type.Optional(Type.Integer({ minimum: 0 })),
+  /**
+   * Set when the dataset has copies ≥ 1 (issue 15): a donor holding copy ≥ 1 of a morsel
+   * fetches it from the donor `primaries` name for copy 0, once the manager has that morsel's
+   * hash (GET /jobs/:id/hashes), verifies it against that hash and falls back to the source.
+   */
+  fanOut: Type.Optional(
+    Type.Object({
+      /** Copy 0's extents: who imports each morsel from the source. */
+      primaries: Type.Array(ExtentSchema),
+      /** Endpoints of the donors `primaries` names. */
+      donors: Type.Array(DonorEndpoint),
+      /** Read capability for the dataset on those donors. */
+      readCapability: Type.String(),
+    }),
+  ),
 });
 export type ImportJobPayload = Static<typeof ImportJobPayload>;
+
+/** `GET /api/v1/jobs/:id/hashes`: the import's morsel hashes the manager holds in a range. */
+export const ImportHashesQuery = Type.Object({
+  first: Type.Integer({ minimum: 0 }),
+  count: Type.Integer({ minimum: 1, maximum: MAX_HASHES_PER_QUERY }),
+});
+export type ImportHashesQuery = Static<typeof ImportHashesQuery>;
+
+/** Hex SHA-256 of morsels first…first+n−1; '' where no donor has reported the morsel yet. */
+export const ImportHashesResponse = Type.Object({
+  first: Type.Integer({ minimum: 0 }),
+  hashes: Type.Array(Type.Union([Type.Literal(''), Type.String({ pattern: '^[0-9a-f]{64}$' })])),
+  /**
+   * Donors that died during this import (their import jobs were given up on): morsels whose
+   * copy 0 the job's payload names on one of them are fetched from the source at once.
+   */
+  lost: Type.Optional(Type.Array(Uuid)),
+});
+export type ImportHashesResponse = Static<typeof ImportHashesResponse>;
 
 /** SHA-256 of one morsel as an agent reports it during import. */
 export const MorselHash = Type.Object({

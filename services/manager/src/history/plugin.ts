@@ -22,20 +22,13 @@ export default fp<{ timers?: boolean }>(
   async (app, opts) => {
     const sampler = new HistorySampler(app, sampleIntervalS());
     app.decorate('history', sampler);
-    let timer: NodeJS.Timeout | undefined;
     if (opts.timers !== false) {
-      const tick = () =>
-        void sampler
-          .sampleNow()
-          .catch((e: unknown) => app.log.warn({ err: e }, 'history sample failed'));
-      app.addHook('onReady', async () => tick());
-      timer = setInterval(tick, sampler.intervalS * 1000);
-      timer.unref();
+      // Samples are shared rows: one manager of the database takes them at a time.
+      app.singletons.start('history', () => sampler.sampleNow(), sampler.intervalS * 1000);
     }
     app.addHook('onClose', async () => {
-      clearInterval(timer);
       await sampler.idle();
     });
   },
-  { name: 'history', dependencies: ['postgres', 'soft-state'] },
+  { name: 'history', dependencies: ['postgres', 'soft-state', 'singletons'] },
 );

@@ -94,24 +94,33 @@ export function movedExtents(moves: readonly (Reassignment & { morsels: number[]
   return out;
 }
 
+/** Why a donor's share of an import moves: its disk filled up, or it died (issue 15). */
+export type ShareLoss = 'disk-full' | 'dead';
+
 /**
- * An import job failed with DISK_FULL (its donor's disk filled up; it freed what it had stored):
- * re-place that donor's whole share of the dataset on other live donors with room, reserve the
- * space there, release the full donor's reservation, and queue one import job per new donor for
- * just the morsels it took over — so the import completes instead of failing. Runs under the
- * dataset's placement lock, so two donors filling up at once move their shares one after the
- * other. Returns undefined when the share moved (or the import is over anyway), else the reason
- * the import must fail (no donor has room, or a streamed import cannot be re-placed).
+ * An import job failed with DISK_FULL (its donor's disk filled up; it freed what it had stored),
+ * or its donor died: re-place that donor's whole share of the dataset on other live donors with
+ * room (never on a donor holding another copy of the same morsel), reserve the space there,
+ * release that donor's reservation, and queue one import job per new donor for just the morsels
+ * it took over (copies ≥ 1 fanning out from copy 0's donors) — so the import completes instead of
+ * failing. Runs under the dataset's placement lock, so two donors lost at once move their shares
+ * one after the other. Returns undefined when the share moved (or the import is over anyway),
+ * else the reason the import must fail (no donor has room, or a streamed import cannot be
+ * re-placed).
  */
 export async function replaceFullDonor(
   deps: DiskFullDeps,
   dataset: DatasetView,
-  job: JobView,
+  job: Pick<JobView, 'agentId'>,
   payload: ImportJobPayload,
+  loss: ShareLoss = 'disk-full',
 ): Promise<string | undefined> {
   const full = job.agentId;
+  const what = loss === 'dead' ? ' died during the import' : '’s disk is full';
   if (!full || payload.mode !== 'ranged' || payload.extendsFrom !== undefined) {
-    return 'a donor’s disk filled up and this import (streamed, or a prefix extension) cannot be re-placed';
+    const lost =
+      loss === 'dead' ? `donor ${full} died during the import` : 'a donor’s disk filled up';
+    return `${lost} and this import (streamed, or a prefix extension) cannot be re-placed`;
   }
   const lengthOf = (m: number): number => morselLength(dataset.sizeBytes, dataset.morselSize, m);
   const reserved: string[] = [];
@@ -125,11 +134,12 @@ export async function replaceFullDonor(
         return new Set(chunk.morsels.flatMap((m) => donorsOfMorsel(others, m)));
       };
       const targets = targetChunks(chunksOf(extents, full), candidates, lengthOf, holdersOf);
-      if (!targets.ok) return `donor ${full}’s disk is full and ${targets.reason}`;
+      if (!targets.ok) return `donor ${full}${what} and ${targets.reason}`;
       if (targets.moves.length === 0) return undefined;
       // Each reservation is admitted under its donor's row lock (its own transaction): a donor
       // that lost its room meanwhile makes this throw NO_SPACE, and the import fails.
       const ttlSeconds = reservationTtlSeconds(dataset.sizeBytes);
+      const placed = reassign(extents, full, targets.moves);
       for (const [agentId, bytes] of targets.bytes) {
         const r = await deps.reservationsRepo.reserve({
           agentId,
@@ -150,9 +160,10 @@ export async function replaceFullDonor(
           },
           payload.source,
           `agent:${full}`,
+          placed,
         )
       )('ranged');
-      await setPlacement(tx, dataset.id, reassign(extents, full, targets.moves));
+      await setPlacement(tx, dataset.id, placed);
       await deps.reservationsRepo.releaseDataset(tx, dataset.id, full);
       for (const [agentId, bytes] of targets.bytes) {
         await enqueueJob(tx, {
@@ -165,7 +176,7 @@ export async function replaceFullDonor(
       }
       deps.log.warn(
         { dataset: dataset.id, full, to: Object.fromEntries(targets.bytes) },
-        'donor disk full: its share of the import moved to donors with room',
+        `donor ${loss === 'dead' ? 'died' : 'disk full'}: its share of the import moved to donors with room`,
       );
       reserved.length = 0; // committed with the placement: theirs now
       return undefined;

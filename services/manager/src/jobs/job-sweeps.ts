@@ -66,7 +66,7 @@ export class LeaseSweeper {
 
 /**
  * Periodic job housekeeping: the lease sweep (every quarter lease) and the pruning of finished
- * jobs older than `jobRetentionMs`.
+ * jobs older than `jobRetentionMs`, each run by one manager of the database at a time.
  */
 export default fp<{ timers?: boolean }>(
   async (app, opts) => {
@@ -92,20 +92,16 @@ export default fp<{ timers?: boolean }>(
         app.log.warn({ err: String(err) }, 'job retention sweep failed; will retry');
       }
     };
-    const timers = [
-      setInterval(() => void leaseTick(), Math.max(250, Math.floor(app.config.jobLeaseMs / 4))),
-      setInterval(() => void pruneTick(), RETENTION_SWEEP_MS),
-    ];
-    for (const t of timers) t.unref();
-    app.addHook('onReady', async () => {
-      void leaseTick();
-      void pruneTick();
-    });
-    app.addHook('preClose', async () => {
-      for (const t of timers) clearInterval(t);
-    });
+    // One manager of the database sweeps at a time (advisory locks; another takes over when
+    // it dies); the first tick runs as soon as this manager holds the lock.
+    app.singletons.start(
+      'jobLeases',
+      leaseTick,
+      Math.max(250, Math.floor(app.config.jobLeaseMs / 4)),
+    );
+    app.singletons.start('jobRetention', pruneTick, RETENTION_SWEEP_MS);
   },
-  { name: 'job-sweeps', dependencies: ['jobs-repo', 'soft-state'] },
+  { name: 'job-sweeps', dependencies: ['jobs-repo', 'soft-state', 'singletons'] },
 );
 
 declare module 'fastify' {

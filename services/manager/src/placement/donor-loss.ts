@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import fp from 'fastify-plugin';
+import { LOCK_KEYS } from '../db/lock-keys.js';
 import type { EventBus } from '../events.js';
 
 /** Work to do when soft state declares a donor dead (fail its imports, abandon extensions, …). */
@@ -26,12 +27,16 @@ export interface DonorLoss {
 export function createDonorLoss(deps: {
   events: Pick<EventBus, 'subscribe'>;
   log: Pick<FastifyBaseLogger, 'error'>;
+  /**
+   * Whether this manager is the one of its database that acts on deaths (every manager sees
+   * the same death in the shared soft state); always, when absent.
+   */
+  acts?: () => Promise<boolean>;
 }): DonorLoss {
   const handlers = new Map<symbol, { name: string; handler: DonorLossHandler }>();
   const failed = (name: string, agentId: string) => (err: unknown) =>
     deps.log.error({ err, agent: agentId, handler: name }, 'donor-loss handler failed');
-  const off = deps.events.subscribe((event) => {
-    if (event.type !== 'agent' || event.state !== 'dead') return;
+  const runAll = (event: { agentId: string }): void => {
     for (const { name, handler } of [...handlers.values()]) {
       try {
         const done = handler(event.agentId);
@@ -40,6 +45,14 @@ export function createDonorLoss(deps: {
         failed(name, event.agentId)(err);
       }
     }
+  };
+  const off = deps.events.subscribe((event) => {
+    if (event.type !== 'agent' || event.state !== 'dead') return;
+    if (!deps.acts) return runAll(event);
+    void deps.acts().then(
+      (acts) => acts && runAll(event),
+      (err: unknown) => failed('acts', event.agentId)(err),
+    );
   });
   return {
     register(name, handler) {
@@ -57,12 +70,19 @@ declare module 'fastify' {
   }
 }
 
-/** Decorates the app with its donor-loss hook (after soft state, before whoever registers). */
+/**
+ * Decorates the app with its donor-loss hook (after soft state, before whoever registers). With
+ * several managers on one database, only the holder of the dead-donor lock runs the handlers.
+ */
 export default fp(
   async (app) => {
-    const loss = createDonorLoss({ events: app.events, log: app.log });
+    const loss = createDonorLoss({
+      events: app.events,
+      log: app.log,
+      acts: () => app.singletons.locks.hold(LOCK_KEYS.deadDonors),
+    });
     app.decorate('donorLoss', loss);
     app.addHook('onClose', async () => loss.close());
   },
-  { name: 'donor-loss', dependencies: ['soft-state'] },
+  { name: 'donor-loss', dependencies: ['soft-state', 'singletons'] },
 );

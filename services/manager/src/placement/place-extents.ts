@@ -1,9 +1,15 @@
 import type pg from 'pg';
-import { signCapability, type ImportJobPayload, type SourceProbe } from '@freeloader/protocol';
+import {
+  signCapability,
+  type Extent,
+  type ImportJobPayload,
+  type SourceProbe,
+} from '@freeloader/protocol';
 import { withTransaction } from '../db/pool.js';
 import type { AgentsRepo } from '../repositories/agents.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { setPlacement } from '../repositories/placement.js';
+import { fanOutOf } from './fan-out.js';
 import type { ReservationsRepo } from '../repositories/reservations.js';
 import type { SigningKeys } from '../repositories/settings.js';
 import type { ImportPlan } from './plan-import.js';
@@ -47,9 +53,10 @@ export async function reserveAll(
 
 /**
  * What every import job of a plan carries but its mode: the source, the extents, the donors'
- * endpoints and a write capability for them (prefix extensions reuse it).
+ * endpoints and a write capability for them (prefix extensions reuse it). With `fanOutFrom`,
+ * the dataset's whole placement, donors of copies ≥ 1 copy from copy 0's donors (issue 15).
  *
- * @example (await importPayload(app, id, plan, probe, 'alice'))('ranged')
+ * @example (await importPayload(app, id, plan, probe, 'alice', plan.extents))('ranged')
  */
 export async function importPayload(
   deps: Pick<PlaceExtentsDeps, 'agentsRepo' | 'softState' | 'signingKeys'>,
@@ -57,6 +64,7 @@ export async function importPayload(
   plan: Pick<ImportPlan, 'bytesPerDonor' | 'morselSize' | 'extents'>,
   probe: SourceProbe,
   who: string,
+  fanOutFrom?: readonly Extent[],
 ): Promise<(mode: ImportJobPayload['mode']) => ImportJobPayload> {
   const donorIds = [...plan.bytesPerDonor.keys()];
   const agents = await deps.agentsRepo.getMany(donorIds);
@@ -65,13 +73,15 @@ export async function importPayload(
     url: deps.softState.heartbeatOf(a.id)?.url ?? a.url,
     state: 'live',
   }));
+  const ttlSeconds = Math.ceil(3600 + probe.size / SLOWEST_IMPORT_RATE);
   const writeCapability = signCapability(deps.signingKeys.privateKey, {
     ds: datasetId,
     ops: ['write'],
     sub: who,
     aud: donorIds,
-    exp: Math.floor(Date.now() / 1000) + Math.ceil(3600 + probe.size / SLOWEST_IMPORT_RATE),
+    exp: Math.floor(Date.now() / 1000) + ttlSeconds,
   });
+  const fanOut = fanOutFrom && (await fanOutOf(deps, datasetId, fanOutFrom, who, ttlSeconds));
   return (mode) => ({
     mode,
     source: probe,
@@ -79,6 +89,8 @@ export async function importPayload(
     extents: plan.extents,
     donors,
     writeCapability,
+    // A streamed import already reads the source once and sends every copy itself.
+    ...(fanOut && mode === 'ranged' ? { fanOut } : {}),
   });
 }
 
@@ -105,7 +117,7 @@ async function queueImportJobs(
   probe: SourceProbe,
   who: string,
 ): Promise<void> {
-  const payload = await importPayload(deps, datasetId, plan, probe, who);
+  const payload = await importPayload(deps, datasetId, plan, probe, who, plan.extents);
   await withTransaction(deps.pg, async (tx) => {
     await setPlacement(tx, datasetId, plan.extents);
     if (probe.acceptsRanges) {

@@ -13,7 +13,7 @@ export default fp(
   async (app) => {
     const recorder = new ThroughputRecorder();
     app.decorate('throughput', recorder);
-    const unsubscribe = app.events.subscribe((e) => recorder.record(e));
+    const unsubscribe = app.events.subscribeAll((e) => recorder.record(e));
     app.addHook('onClose', async () => unsubscribe());
   },
   { name: 'throughput', dependencies: ['soft-state'] },

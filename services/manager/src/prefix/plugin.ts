@@ -88,27 +88,18 @@ export default fp<PrefixCachingOptions>(
       await prefix.sources.observe(key, { importRate: r.bytes / r.seconds });
     }
 
-    let timer: NodeJS.Timeout | undefined;
-    let sweeping = false;
     if (SWEEP_MS > 0 && opts.timers !== false) {
-      timer = setInterval(() => {
-        if (sweeping) return;
-        sweeping = true;
-        watermarkSweep(deps)
-          .catch((e: unknown) => app.log.warn({ err: e }, 'watermark sweep failed'))
-          .finally(() => (sweeping = false));
-      }, SWEEP_MS);
-      timer.unref();
+      // Cache use is shared: one manager of the database sweeps at a time.
+      app.singletons.start('eviction', () => watermarkSweep(deps), SWEEP_MS, { runAtStart: false });
     }
     app.addHook('onClose', async () => {
       off();
       offLoss();
-      clearInterval(timer);
       await prefix.extensions.idle();
     });
   },
   {
     name: 'prefix-caching',
-    dependencies: ['postgres', 'placement-repo', 'namespace-repo', 'donor-loss'],
+    dependencies: ['postgres', 'placement-repo', 'namespace-repo', 'donor-loss', 'singletons'],
   },
 );

@@ -1,11 +1,5 @@
 import { repairAfter, type RepairAfterBasis } from '../placement/repair-after.js';
-import {
-  clearLost,
-  markLost,
-  recentOutages,
-  recordOutage,
-  type FailureMarks,
-} from '../repositories/repairs.js';
+import { clearLost, markLost, recentOutages, type FailureMarks } from '../repositories/repairs.js';
 import type { Departure } from '../placement/repair-work.js';
 import type { RepairDeps } from './repair-deps.js';
 
@@ -41,7 +35,7 @@ export class FailureClasses {
    */
   async update(marks: readonly FailureMarks[]): Promise<Map<string, Departure>> {
     const { ms } = await this.repairAfter();
-    await this.recordOutages(marks);
+    await this.recordOutages();
     const departing = new Map<string, Departure>();
     for (const a of marks) {
       if (a.bandwidthOnly) continue;
@@ -71,16 +65,12 @@ export class FailureClasses {
   }
 
   /**
-   * Record the transient outages soft state saw end since the last pass. A donor lost (marked
-   * when this pass began: a returning one is cleared after) did not have a transient outage:
-   * it stays out of the distribution, as do revoked and bandwidth-only donors.
+   * Record the transient outages soft state saw end since the last pass, on this manager (the
+   * others' are written by their own flushes): the flush writes them with the sightings that
+   * ended them, leaving out lost (still marked: a returning one is cleared after this),
+   * revoked and bandwidth-only donors, and silences another manager heard the donor during.
    */
-  private async recordOutages(marks: readonly FailureMarks[]): Promise<void> {
-    const skip = new Set(
-      marks.filter((m) => m.lost || m.revoked || m.bandwidthOnly).map((m) => m.id),
-    );
-    for (const o of this.deps.softState.takeOutages()) {
-      if (!skip.has(o.agentId)) await recordOutage(this.deps.pg, o.agentId, o.silentMs);
-    }
+  private async recordOutages(): Promise<void> {
+    await this.deps.liveness.flush();
   }
 }

@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import type { EventBus } from '../events.js';
 import type { ReservationsRepo } from '../repositories/reservations.js';
 import type { SigningKeys } from '../repositories/settings.js';
+import type { LivenessSync } from '../liveness-sync.js';
 import type { SoftState } from '../soft-state.js';
 
 /**
@@ -13,7 +14,9 @@ import type { SoftState } from '../soft-state.js';
  */
 export interface RepairDeps {
   pg: pg.Pool;
-  softState: Pick<SoftState, 'stateOf' | 'silentForMs' | 'heartbeatOf' | 'forget' | 'takeOutages'>;
+  softState: Pick<SoftState, 'stateOf' | 'silentForMs' | 'heartbeatOf' | 'forget'>;
+  /** Writes this manager's sightings and the outages they ended (several managers share them). */
+  liveness: Pick<LivenessSync, 'flush'>;
   reservationsRepo: Pick<ReservationsRepo, 'reserve' | 'release'>;
   signingKeys: Pick<SigningKeys, 'privateKey'>;
   config: Pick<

@@ -1,7 +1,8 @@
 import type pg from 'pg';
+import { LOCK_KEYS } from '../db/lock-keys.js';
 
 /** Advisory lock key of the repair scheduler ('FLRP' as an int: one scheduler per database). */
-export const REPAIR_LOCK_KEY = 0x464c5250;
+export const REPAIR_LOCK_KEY = LOCK_KEYS.repair;
 
 /**
  * Try to become the one repair scheduler of this database: a session advisory lock on a

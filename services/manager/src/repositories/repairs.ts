@@ -69,18 +69,6 @@ export async function markLeaving(db: Queryable, agentId: string): Promise<boole
   return (rowCount ?? 0) > 0;
 }
 
-/** Record one transient outage that ended (a donor silent past stale, then back). */
-export async function recordOutage(
-  db: Queryable,
-  agentId: string,
-  durationMs: number,
-): Promise<void> {
-  await db.query('INSERT INTO donor_outages (agent_id, duration_ms) VALUES ($1, $2)', [
-    agentId,
-    Math.round(durationMs),
-  ]);
-}
-
 /** Durations of the most recent `limit` outages (milliseconds). */
 export async function recentOutages(db: Queryable, limit = 500): Promise<number[]> {
   const { rows } = await db.query<{ d: string }>(

@@ -43,7 +43,7 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
       });
       res.write('retry: 3000\n: connected\n\n');
       open.add(res);
-      const unsubscribe = app.events.subscribe((e) => {
+      const unsubscribe = app.events.subscribeAll((e) => {
         res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
       });
       const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);

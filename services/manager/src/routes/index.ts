@@ -12,6 +12,7 @@ import history from './history.js';
 import importControl from './import-control.js';
 import cacheLog from './cache-log.js';
 import imports from './imports.js';
+import importHashes from '../imports/hashes-route.js';
 import jobs from './jobs.js';
 import namespace from './namespace.js';
 import rates from './rates.js';
@@ -45,6 +46,7 @@ const api: FastifyPluginAsync = async (app) => {
     prefixRoutes,
     reservations,
     jobs,
+    importHashes,
     transfers,
     events,
     users,

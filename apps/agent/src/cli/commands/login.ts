@@ -27,7 +27,8 @@ export function registerLogin(program: Command): void {
       if (managerUrl.startsWith('https:')) {
         const saved = await readSavedSession();
         const ask = terminalQuestion();
-        managerCa = await learnManagerCa(managerUrl, {
+        // A list of managers shares one CA (their TLS files): the first one shows it.
+        managerCa = await learnManagerCa(managerUrl.split(',')[0]!, {
           ...(opts.caFingerprint ? { fingerprint: opts.caFingerprint } : {}),
           ...(saved?.managerUrl === managerUrl && saved.managerCa
             ? { savedCa: saved.managerCa }
@@ -46,7 +47,7 @@ export function registerLogin(program: Command): void {
         const path = cliSessionPath();
         await mkdir(dirname(path), { recursive: true, mode: 0o700 });
         const session: SavedSession = {
-          managerUrl: client.baseUrl,
+          managerUrl: client.managerUrls,
           token: res.token,
           username: res.user.username,
           ...(managerCa ? { managerCa } : {}),
