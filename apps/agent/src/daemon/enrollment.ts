@@ -36,7 +36,9 @@ export async function enroll(token: string, deps: EnrollmentDeps): Promise<Enrol
   const name = deps.name ?? hostname();
   const { secret, caFingerprint } = parseJoinToken(token);
   let managerCa: string | undefined;
-  if (caFingerprint) {
+  // Over plain HTTP (a loopback manager) there is no certificate to pin: checking the CA there
+  // would protect nothing, and managers of one database with their own CAs would refuse.
+  if (caFingerprint && deps.manager.baseUrl.startsWith('https:')) {
     managerCa = await pinManagerCa(deps.manager.baseUrl, caFingerprint);
     deps.manager.trustCa(managerCa);
   }
