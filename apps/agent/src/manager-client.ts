@@ -1,5 +1,6 @@
-import { Agent, fetch as undiciFetch } from 'undici';
+import { type Agent, fetch as undiciFetch } from 'undici';
 import { backoffDelay } from './backoff.js';
+import { managerDispatcher, tlsFailure } from './manager-tls.js';
 import {
   FreeLoaderError,
   JOB_WAIT_MS,
@@ -37,6 +38,15 @@ export type Credentials =
   | { kind: 'agent'; agentId: string; credential: string }
   | { kind: 'user'; token: string };
 
+/** How the client reaches the manager (not who it is: that is {@link Credentials}). */
+export interface ManagerTransport {
+  /** The manager's CA (PEM), pinned at enrollment or login: trusted instead of the system's. */
+  ca?: string;
+}
+
+/** Keep-alive connections to the manager, per client. */
+const POOL = { keepAliveTimeout: 30_000, connections: 8 } as const;
+
 /**
  * A thin, typed HTTP client for the manager's /api/v1. Every failure becomes a FreeLoaderError:
  * the manager's own code when it answered, UNAVAILABLE when it could not be reached.
@@ -49,14 +59,26 @@ export class ManagerClient {
   /** Every manager URL given, normalized, in order. */
   readonly urls: readonly string[];
   private current = 0;
-  private readonly dispatcher: Agent;
+  private dispatcher: Agent;
+  private ca: string | undefined;
 
   constructor(
     baseUrl: string,
     private credentials: Credentials = { kind: 'none' },
+    transport: ManagerTransport = {},
   ) {
     this.urls = normalizeManagerUrl(baseUrl).split(',');
-    this.dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 8 });
+    this.ca = transport.ca;
+    this.dispatcher = managerDispatcher(this.ca, POOL);
+  }
+
+  /** Trust only `ca` for the manager from now on (an enrollment just pinned it). */
+  trustCa(ca: string): void {
+    if (ca === this.ca) return;
+    const old = this.dispatcher;
+    this.ca = ca;
+    this.dispatcher = managerDispatcher(ca, POOL);
+    void old.close().catch(() => undefined);
   }
 
   /** The manager in use now (the one that last answered). */
@@ -162,11 +184,14 @@ export class ManagerClient {
           : AbortSignal.timeout(timeoutMs),
       });
     } catch (e) {
-      throw new FreeLoaderError(
-        'UNAVAILABLE',
-        `manager at ${this.baseUrl} is unreachable (${describeNetError(e)})`,
-        undefined,
-        e,
+      throw (
+        tlsFailure(e, this.baseUrl) ??
+        new FreeLoaderError(
+          'UNAVAILABLE',
+          `manager at ${this.baseUrl} is unreachable (${describeNetError(e)})`,
+          undefined,
+          e,
+        )
       );
     }
     if (as === 'bytes' && res.ok) return Buffer.from(await res.arrayBuffer()) as T;

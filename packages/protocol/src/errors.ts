@@ -18,6 +18,12 @@ export const ERROR_STATUS = {
   JOIN_TOKEN_INVALID: 401,
   JOIN_TOKEN_EXPIRED: 401,
   JOIN_TOKEN_USED: 401,
+  /** A plain-HTTP request reached the manager's HTTPS port. */
+  TLS_REQUIRED: 400,
+  /** The manager's CA is not the one the join token (or the pinned session) names. */
+  CA_MISMATCH: 502,
+  /** The manager presented a certificate this client has no reason to trust. */
+  CA_UNTRUSTED: 502,
   FORBIDDEN: 403,
   AGENT_REVOKED: 403,
   CSRF_REJECTED: 403,

@@ -3,6 +3,7 @@ export * from './limits.js';
 export * from './errors.js';
 export * from './size.js';
 export * from './capability.js';
+export * from './join-token.js';
 export * from './placement.js';
 export * from './schemas/common.js';
 export * from './schemas/auth.js';

@@ -154,6 +154,17 @@ export const CAPABILITY_CLOCK_SKEW_S = 30;
 export const RESERVATION_TTL_S = 10 * 60;
 /** Default lifetime of a join token (seconds): 7 days. */
 export const JOIN_TOKEN_TTL_S = 7 * 24 * 3600;
+/** Lifetime of the CA the manager creates at first start (days): it is pinned by every agent. */
+export const MANAGER_CA_VALIDITY_DAYS = 20 * 365;
+/** Lifetime of the manager's own server certificate (days); reissued from the same CA. */
+export const MANAGER_CERT_VALIDITY_DAYS = 825;
+/** A server certificate this close to expiry is reissued at start (days). */
+export const MANAGER_CERT_RENEW_BEFORE_DAYS = 30;
+/**
+ * How long the manager's HTTPS port waits for a new connection's first byte, which tells a TLS
+ * handshake from a plain-HTTP request (milliseconds); a silent connection is then dropped.
+ */
+export const TLS_FIRST_BYTE_TIMEOUT_MS = 30_000;
 /** Lifetime of a console/CLI session (seconds): 12 hours. */
 export const SESSION_TTL_S = 12 * 3600;
 /**

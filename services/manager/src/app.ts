@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { MAX_JSON_BODY } from '@freeloader/protocol';
 import agentCredentials from './auth/agent-credentials.js';
@@ -6,6 +6,8 @@ import authPlugin from './auth/guards.js';
 import type { Config } from './config.js';
 import { errorHandler, notFoundBody } from './error-handler.js';
 import configPlugin from './plugins/config.js';
+import tlsPlugin, { type ManagerTrust } from './plugins/tls.js';
+import { createManagerHttpsServer } from './tls/https-server.js';
 import consolePlugin from './plugins/console.js';
 import cookiePlugin from './plugins/cookie.js';
 import metricsPlugin from './plugins/metrics.js';
@@ -42,6 +44,11 @@ import jobChannel from './jobs/job-channel.js';
 export interface BuildOptions extends SoftStatePluginOptions {
   /** Where log lines go instead of stdout (tests read them back). */
   logStream?: { write(line: string): void };
+  /**
+   * The manager's CA (join tokens carry its fingerprint) and, when `https`, the server
+   * certificate and key it serves HTTPS with (tls/tls-material.ts makes them).
+   */
+  tls?: ManagerTrust & { certPem: string; keyPem: string };
 }
 
 /** Secrets that must never reach a log line. */
@@ -74,6 +81,11 @@ const REDACT = [
  *   const res = await app.inject({ method: 'GET', url: '/api/v1/health' });
  */
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<FastifyInstance> {
+  const tls = opts.tls;
+  // HTTPS with a clear answer to plain HTTP on the same port (see tls/https-server.ts).
+  const serverFactory: FastifyServerFactory | undefined = tls?.https
+    ? (handler) => createManagerHttpsServer(tls, handler)
+    : undefined;
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -82,6 +94,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     },
     bodyLimit: MAX_JSON_BODY,
     forceCloseConnections: 'idle',
+    ...(serverFactory ? { serverFactory } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setErrorHandler(errorHandler);
@@ -97,6 +110,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   try {
     // External plugins, in dependency order.
     await app.register(configPlugin, { config });
+    await app.register(tlsPlugin, {
+      trust: tls ? { caPem: tls.caPem, fingerprint: tls.fingerprint, https: tls.https } : null,
+    });
     await app.register(postgresPlugin);
     await app.register(migrationsPlugin);
     await app.register(metricsPlugin);

@@ -47,6 +47,8 @@ describe('loadConfig', () => {
       FREELOADER_ALLOW_FILE_URIS: 'true',
       FREELOADER_SOURCE_ALLOW: 'data.lab, 10.0.0.0/8',
       CONSOLE_DIR: '/srv/console',
+      MANAGER_TLS: 'off',
+      MANAGER_TLS_NAMES: 'cache.lab',
       REPLICAS_DEFAULT: '3',
     });
     expect(c).toEqual({
@@ -68,6 +70,8 @@ describe('loadConfig', () => {
       allowFileUris: true,
       sourceAllow: ['data.lab', '10.0.0.0/8'],
       consoleDir: '/srv/console',
+      tls: 'off',
+      tlsNames: ['cache.lab'],
       replicasDefault: 3,
     });
   });
@@ -97,12 +101,34 @@ describe('loadConfig', () => {
     [{ REPLICAS_DEFAULT: '0' }, 'REPLICAS_DEFAULT'],
     [{ REPLICAS_DEFAULT: '17' }, 'REPLICAS_DEFAULT'],
     [{ REPLICAS_DEFAULT: 'two' }, 'REPLICAS_DEFAULT'],
+    [{ MANAGER_TLS: 'maybe' }, 'MANAGER_TLS'],
+    [{ MANAGER_TLS_CERT: '/etc/fl/cert.pem' }, 'MANAGER_TLS_KEY'],
+    [{ MANAGER_TLS_KEY: '/etc/fl/key.pem' }, 'MANAGER_TLS_CERT'],
   ])('rejects %o naming %s', (env, key) => {
     const err = failure(() => loadConfig(env));
     expect(err).toBeInstanceOf(FreeLoaderError);
     expect(err.code).toBe('VALIDATION_FAILED');
     expect(err.message).toContain(key);
     expect(err.details?.keys).toEqual([key]);
+  });
+
+  it('reads the TLS settings: auto by default, names split on commas', () => {
+    expect(loadConfig({})).toMatchObject({ tls: 'auto', tlsNames: [] });
+    expect(
+      loadConfig({
+        MANAGER_TLS: 'ON',
+        MANAGER_TLS_CERT: '/c.pem',
+        MANAGER_TLS_KEY: '/k.pem',
+        MANAGER_TLS_CA: '/ca.pem',
+        MANAGER_TLS_NAMES: 'cache.lab, 10.0.0.5,',
+      }),
+    ).toMatchObject({
+      tls: 'on',
+      tlsCert: '/c.pem',
+      tlsKey: '/k.pem',
+      tlsCa: '/ca.pem',
+      tlsNames: ['cache.lab', '10.0.0.5'],
+    });
   });
 
   it('lists every bad key at once', () => {

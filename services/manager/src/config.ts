@@ -65,6 +65,18 @@ export const ConfigSchema = Type.Object({
    */
   sourceAllow: Type.Array(Type.String({ minLength: 1 })),
   consoleDir: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * HTTPS for the API and console: `auto` (default) serves HTTPS when listening beyond loopback
+   * and plain HTTP on loopback only; `on` forces HTTPS (also on loopback); `off` never.
+   */
+  tls: Type.Union([Type.Literal('auto'), Type.Literal('on'), Type.Literal('off')]),
+  /** The admin's own certificate (PEM, may hold the chain) and key, instead of the generated CA. */
+  tlsCert: Type.Optional(Type.String({ minLength: 1 })),
+  tlsKey: Type.Optional(Type.String({ minLength: 1 })),
+  /** The CA that issued `tlsCert` (PEM); unset, the last certificate in `tlsCert`. */
+  tlsCa: Type.Optional(Type.String({ minLength: 1 })),
+  /** More names (DNS aliases, addresses) the generated certificate carries. */
+  tlsNames: Type.Array(Type.String({ minLength: 1 })),
   /** Copies of each morsel for an import that names neither `replicas` nor `availability`. */
   replicasDefault: Type.Integer({ minimum: 1, maximum: MAX_REPLICAS }),
 });
@@ -91,6 +103,11 @@ const ENV_KEYS: Record<keyof Config, string> = {
   allowFileUris: 'FREELOADER_ALLOW_FILE_URIS',
   sourceAllow: SOURCE_ALLOW_ENV,
   consoleDir: 'CONSOLE_DIR',
+  tls: 'MANAGER_TLS',
+  tlsCert: 'MANAGER_TLS_CERT',
+  tlsKey: 'MANAGER_TLS_KEY',
+  tlsCa: 'MANAGER_TLS_CA',
+  tlsNames: 'MANAGER_TLS_NAMES',
   replicasDefault: 'REPLICAS_DEFAULT',
 };
 
@@ -110,6 +127,8 @@ const DEFAULTS = {
   allowFileUris: false,
   replicasDefault: DEFAULT_REPLICAS,
   sourceAllow: [],
+  tls: 'auto',
+  tlsNames: [],
 } satisfies Partial<Config>;
 
 /** Numbers and booleans arrive as text; anything unparsable is kept as text so the check names it. */
@@ -151,6 +170,14 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     allowFileUris: bool(env.FREELOADER_ALLOW_FILE_URIS),
     sourceAllow: str(env[SOURCE_ALLOW_ENV])?.split(','),
     consoleDir: str(env.CONSOLE_DIR),
+    tls: str(env.MANAGER_TLS)?.toLowerCase(),
+    tlsCert: str(env.MANAGER_TLS_CERT),
+    tlsKey: str(env.MANAGER_TLS_KEY),
+    tlsCa: str(env.MANAGER_TLS_CA),
+    tlsNames: str(env.MANAGER_TLS_NAMES)
+      ?.split(',')
+      .map((n) => n.trim())
+      .filter((n) => n !== ''),
     replicasDefault: num(env.REPLICAS_DEFAULT),
   };
   return Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined));
@@ -187,6 +214,11 @@ export function loadConfig(
     } catch (e) {
       problems.push(`${SOURCE_ALLOW_ENV}: ${(e as Error).message}`);
     }
+  }
+  if (problems.length === 0 && (config.tlsCert === undefined) !== (config.tlsKey === undefined)) {
+    problems.push(
+      `${config.tlsCert ? 'MANAGER_TLS_KEY' : 'MANAGER_TLS_CERT'}: is required with the other`,
+    );
   }
   if (problems.length === 0 && config.deadAfterMs <= config.staleAfterMs) {
     problems.push('DEAD_AFTER_MS: must be greater than STALE_AFTER_MS');

@@ -8,10 +8,16 @@ import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedde
 import { chooseEmbeddedPort } from './db/embedded-port.js';
 import { clearStalePostmaster } from './db/stale-postmaster.js';
 import { waitForDatabase } from './db/wait-for-database.js';
+import { isLoopbackHost, serverNames } from './tls/server-names.js';
+import { loadOrCreateTls } from './tls/tls-material.js';
 
 export interface RunningManager {
-  /** Base URL, e.g. `http://127.0.0.1:7400`. */
+  /** Base URL, e.g. `http://127.0.0.1:7400` (`https://` when it serves TLS). */
   url: string;
+  /** `sha256:<hex>` of the manager's CA certificate (join tokens carry it). */
+  caFingerprint: string;
+  /** The CA certificate (PEM) clients pin. */
+  caPem: string;
   app: FastifyInstance;
   /** The first admin's password, only on the start that created it. */
   adminPassword: string | null;
@@ -24,7 +30,9 @@ export interface RunningManager {
  * Start a manager: configuration from the environment plus `overrides`; an embedded PostgreSQL
  * under `$FREELOADER_HOME/manager/pgdata` when no DATABASE_URL is set (on EMBEDDED_PG_PORT when
  * pinned, else on 7432 or the free port remembered in `manager/pg-port`); listen; and at first
- * start create the admin user.
+ * start create the admin user. The CA and server certificate under `$FREELOADER_HOME/manager/tls`
+ * are made at first start too (or the admin's files used); HTTPS is served when the manager
+ * listens beyond loopback or `tls` is `on` (see {@link serveHttps}).
  *
  * @example
  *   const m = await startManager({ port: 0, home: '/tmp/fl' });
@@ -54,7 +62,19 @@ export async function startManager(
       // (The app and its logger do not exist yet: the operator sees it on stderr at once.)
       await waitForDatabase(config.databaseUrl, (m) => console.error(`manager: ${m}`));
     }
-    app = await buildApp(config, opts);
+    const tls = await loadOrCreateTls(
+      config.home,
+      serverNames(config.host, config.tlsNames),
+      config.tlsCert && config.tlsKey
+        ? {
+            certFile: config.tlsCert,
+            keyFile: config.tlsKey,
+            ...(config.tlsCa ? { caFile: config.tlsCa } : {}),
+          }
+        : undefined,
+    );
+    const https = serveHttps(config);
+    app = await buildApp(config, { ...opts, tls: { ...tls, https } });
     for (const message of early.splice(0)) app.log.warn(message);
     if (pgPortNote) app.log.warn(pgPortNote);
     const adminPassword = await ensureFirstAdmin(app);
@@ -64,7 +84,9 @@ export async function startManager(
     let closing: Promise<void> | undefined;
     const running = app;
     return {
-      url: `http://${host}:${port}`,
+      url: `${https ? 'https' : 'http'}://${host}:${port}`,
+      caFingerprint: tls.fingerprint,
+      caPem: tls.caPem,
       app,
       adminPassword,
       config,
@@ -79,6 +101,20 @@ export async function startManager(
     await embedded?.stop().catch(() => undefined);
     throw e;
   }
+}
+
+/**
+ * Whether the manager serves HTTPS: always with `tls: on`, never with `off`, and with `auto`
+ * when it listens beyond loopback (on loopback only this machine's users can reach it, and
+ * `npm start` and the e2e cluster stay plain HTTP).
+ *
+ * @example serveHttps({ tls: 'auto', host: '0.0.0.0' })   // true
+ * @example serveHttps({ tls: 'auto', host: '127.0.0.1' }) // false
+ */
+export function serveHttps(config: Pick<Config, 'tls' | 'host'>): boolean {
+  if (config.tls === 'on') return true;
+  if (config.tls === 'off') return false;
+  return !isLoopbackHost(config.host);
 }
 
 /**

@@ -129,7 +129,7 @@ describe('freeloader CLI output', { timeout: 120_000 }, () => {
     expect(merged.endsWith('\n')).toBe(true);
     const lines = merged.trimEnd().split('\n');
     expect(lines[0]).toBe('join token (shown once):');
-    expect(lines[1]).toMatch(/^flj_[\w-]{20,}$/);
+    expect(lines[1]).toMatch(/^flj_[\w-]{20,}::sha256:[0-9a-f]{64}$/);
     expect(lines[2]).toMatch(/^expires \S+; 1 use\(s\)\. Enroll a donor with:$/);
     expect(lines[3]).toMatch(
       new RegExp(`^ {2}freeloader agent --manager \\S+ --token ${lines[1]} `),

@@ -131,7 +131,7 @@ describe('freeloader CLI against a manager', () => {
       env(),
     );
     expect(res.code, res.stderr).toBe(0);
-    expect(res.stdout.trim()).toMatch(/^flj_[\w-]{20,}$/);
+    expect(res.stdout.trim()).toMatch(/^flj_[\w-]{20,}::sha256:[0-9a-f]{64}$/);
     expect(res.stderr).toContain(
       `freeloader agent --manager ${tm.url} --token ${res.stdout.trim()}`,
     );

@@ -18,6 +18,11 @@ export function adminPasswordPath(env: NodeJS.ProcessEnv = process.env): string 
   return join(freeloaderHome(env), 'manager', 'admin-password');
 }
 
+/** The local manager's CA certificate (made at its first start; the CLI on its machine trusts it). */
+export function localManagerCaPath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(freeloaderHome(env), 'manager', 'tls', 'ca.pem');
+}
+
 export function defaultManagerUrl(env: NodeJS.ProcessEnv = process.env): string {
   return env.FREELOADER_MANAGER ?? 'http://127.0.0.1:7400';
 }

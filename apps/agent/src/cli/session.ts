@@ -1,12 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { FreeLoaderError, MANAGER_OUTAGE_PATIENCE_MS } from '@freeloader/protocol';
-import { ManagerClient } from '../manager-client.js';
-import { adminPasswordPath, cliSessionPath } from './paths.js';
+import { ManagerClient, normalizeManagerUrl } from '../manager-client.js';
+import { adminPasswordPath, cliSessionPath, localManagerCaPath } from './paths.js';
 
-interface SavedSession {
+/** What `freeloader login` remembers (mode 0600). */
+export interface SavedSession {
   managerUrl: string;
   token: string;
   username: string;
+  /** The https:// manager's CA (PEM) the login pinned: the only one trusted for it. */
+  managerCa?: string;
 }
 
 export async function readSavedSession(): Promise<SavedSession | null> {
@@ -20,17 +23,23 @@ export async function readSavedSession(): Promise<SavedSession | null> {
 /**
  * A manager client signed in as a user, from (in order) `FREELOADER_TOKEN`, the session saved by
  * `freeloader login` for this manager, or — on the manager's own machine — the first admin's
- * password file. Fails with a message that says how to sign in.
+ * password file. Fails with a message that says how to sign in. An https:// manager is
+ * trusted by the CA the login pinned, else (on its own machine) by the CA in its home.
  */
 export async function userClient(managerUrl: string): Promise<ManagerClient> {
-  const client = new ManagerClient(managerUrl);
+  const saved = await readSavedSession();
+  const matches = saved !== null && saved.managerUrl === normalizeManagerUrl(managerUrl);
+  // A login's choice stands (no CA: the system's roots); else the local manager's own CA.
+  const ca = matches
+    ? saved.managerCa
+    : await readFile(localManagerCaPath(), 'utf8').catch(() => undefined);
+  const client = new ManagerClient(managerUrl, undefined, { ca });
   const envToken = process.env.FREELOADER_TOKEN;
   if (envToken) {
     client.setCredentials({ kind: 'user', token: envToken });
     return client;
   }
-  const saved = await readSavedSession();
-  if (saved && saved.managerUrl === client.managerUrls) {
+  if (saved && matches) {
     client.setCredentials({ kind: 'user', token: saved.token });
     return client;
   }

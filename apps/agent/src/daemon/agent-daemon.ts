@@ -183,6 +183,7 @@ export class AgentDaemon extends EventEmitter {
       dir: opts.dir,
       managerUrl: this.manager.baseUrl,
       authorization: () => agentAuthorization(this.identity),
+      managerCa: () => this.identity?.managerCa,
       log: opts.logger,
     });
     if (identity) this.useIdentity(identity);
@@ -381,6 +382,7 @@ export class AgentDaemon extends EventEmitter {
 
   private useIdentity(identity: Identity): void {
     this.identity = identity;
+    if (identity.managerCa) this.manager.trustCa(identity.managerCa);
     this.manager.setCredentials({
       kind: 'agent',
       agentId: identity.agentId,

@@ -4,8 +4,9 @@ import { open, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import { Agent, fetch as undiciFetch, request as undiciRequest } from 'undici';
+import { type Agent, fetch as undiciFetch, request as undiciRequest } from 'undici';
 import { MAX_DIAGNOSTIC_PROBE_BYTES, type AgentDiagnostics } from '@freeloader/protocol';
+import { managerDispatcher } from '../manager-tls.js';
 import { timedDownload } from './download-probe.js';
 
 /** Bytes written and read back to time the disk (sequential 1 MiB reads, as morsels are read). */
@@ -179,6 +180,8 @@ export interface JoinDiagnosticsOptions {
   managerUrl: string;
   /** The agent's `Authorization` header once enrolled. */
   authorization: () => string | undefined;
+  /** The manager's pinned CA (PEM) once enrolled, if the join token pinned one. */
+  managerCa?: () => string | undefined;
   log: Logger;
   /** Default: on, unless FREELOADER_DIAGNOSTICS=off. */
   enabled?: boolean;
@@ -194,8 +197,11 @@ export class JoinDiagnostics {
   private result: AgentDiagnostics | undefined;
   private started = false;
   private readonly abort = new AbortController();
-  /** The probe's own connection to the manager: destroying it ends a transfer in flight. */
-  private readonly dispatcher = new Agent({ connections: 1 });
+  /**
+   * The probe's own connection to the manager (trusting the pinned CA, known only once
+   * enrolled): destroying it ends a transfer in flight.
+   */
+  private dispatcher: Agent | undefined;
 
   constructor(private readonly opts: JoinDiagnosticsOptions) {}
 
@@ -214,7 +220,7 @@ export class JoinDiagnostics {
   /** Abandon a probe in progress (the agent is stopping); nothing is saved. */
   stop(): void {
     this.abort.abort();
-    void this.dispatcher.destroy().catch(() => undefined);
+    void this.dispatcher?.destroy().catch(() => undefined);
   }
 
   /** What to merge into a heartbeat. */
@@ -255,7 +261,8 @@ export class JoinDiagnostics {
         }
       }
     };
-    const dispatcher = this.dispatcher;
+    const dispatcher = managerDispatcher(this.opts.managerCa?.(), { connections: 1 });
+    this.dispatcher = dispatcher;
     try {
       const disk = await attempt('disk read rate', () => measureDiskRead(this.opts.dir));
       const down = await attempt('download rate', () =>

@@ -8,6 +8,12 @@ export interface Identity {
   credential: string;
   managerUrl: string;
   managerPublicKey: string;
+  /**
+   * The manager's CA certificate (PEM), pinned at enrollment by the join token's fingerprint:
+   * the only CA trusted for the manager afterwards. Absent for tokens without a fingerprint
+   * (the system's roots are trusted then).
+   */
+  managerCa?: string;
   name: string;
   enrolledAt: string;
 }

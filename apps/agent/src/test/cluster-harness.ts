@@ -127,7 +127,7 @@ export async function startTestManager(overrides: Partial<Config> = {}): Promise
       config.port = Number(new URL(manager.url).port);
       url = manager.url;
       adminPassword = manager.adminPassword ?? adminPassword;
-      admin = new ManagerClient(manager.url);
+      admin = new ManagerClient(manager.url, undefined, { ca: manager.caPem });
       const session = await admin.request<LoginResponse>('POST', '/auth/login', {
         username: 'admin',
         password: adminPassword,

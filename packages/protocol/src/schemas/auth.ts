@@ -46,6 +46,17 @@ export const JoinTokenCreated = Type.Intersect([
 ]);
 export type JoinTokenCreated = Static<typeof JoinTokenCreated>;
 
+/** `GET /tls/ca`: the CA agents and the CLI pin; checked against a token's fingerprint. */
+export const ManagerCaView = Type.Object({
+  /** `sha256:<hex>` of the CA certificate's DER encoding. */
+  fingerprint: Type.String(),
+  /** The CA certificate (PEM). */
+  caPem: Type.String(),
+  /** Whether this manager serves HTTPS (false: plain HTTP on loopback). */
+  https: Type.Boolean(),
+});
+export type ManagerCaView = Static<typeof ManagerCaView>;
+
 export const EnrollRequest = Type.Object({
   token: Type.String({ minLength: 1, maxLength: 256 }),
   name: Type.String({ minLength: 1, maxLength: MAX_AGENT_NAME_LENGTH }),

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin';
 import {
   FreeLoaderError,
   JOIN_TOKEN_TTL_S,
+  parseJoinToken,
   type JoinTokenCreate,
   type JoinTokenCreated,
   type JoinTokenView,
@@ -41,7 +42,8 @@ export async function consumeJoinToken(tx: Queryable, token: string): Promise<st
   const { rows } = await tx.query<TokenRow & { expired: boolean }>(
     `SELECT ${COLUMNS}, expires_at <= now() AS expired FROM join_tokens
      WHERE token_hash = $1 FOR UPDATE`,
-    [sha256(token)],
+    // A whole token (secret::fingerprint) is accepted too: only the secret is checked.
+    [sha256(parseJoinToken(token).secret)],
   );
   const row = rows[0];
   if (!row || row.revoked_at) {

@@ -23,6 +23,7 @@ import prefixRoutes from '../prefix/routes.js';
 import reservations from './reservations.js';
 import settings from './settings.js';
 import sharing from './sharing.js';
+import tls from './tls.js';
 import tokens from './tokens.js';
 import transfers from './transfers.js';
 import users from './users.js';
@@ -32,6 +33,7 @@ const api: FastifyPluginAsync = async (app) => {
   for (const routes of [
     health,
     auth,
+    tls,
     tokens,
     agents,
     namespace,

@@ -8,6 +8,7 @@ import {
   JoinTokenCreated,
   JoinTokenView,
   Ok,
+  formatJoinToken,
 } from '@freeloader/protocol';
 import { requireUser } from '../auth/guards.js';
 
@@ -28,7 +29,9 @@ const tokens: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       const created = await app.joinTokensRepo.create(req.body ?? {}, req.user!.id);
-      return reply.status(201).send(created);
+      // The agent pins the manager's CA from the token (see protocol/join-token.ts).
+      const token = formatJoinToken(created.token, app.managerTrust?.fingerprint);
+      return reply.status(201).send({ ...created, token });
     },
   );
 

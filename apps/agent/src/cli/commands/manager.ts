@@ -4,6 +4,16 @@ import { adminPasswordPath, freeloaderHome } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';
 import { parseListen } from './listen.js';
 
+interface ManagerOptions {
+  listen: string;
+  home: string;
+  databaseUrl?: string;
+  tls?: 'auto' | 'on' | 'off';
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsCa?: string;
+}
+
 export function registerManager(program: Command): void {
   program
     .command('manager')
@@ -15,7 +25,14 @@ export function registerManager(program: Command): void {
     )
     .option('--home <dir>', 'FreeLoader home (embedded database, keys)', freeloaderHome())
     .option('--database-url <url>', 'use this PostgreSQL server instead of the embedded one')
-    .action(async (opts: { listen: string; home: string; databaseUrl?: string }) => {
+    .option(
+      '--tls <mode>',
+      'HTTPS: auto (beyond loopback only), on, off (or MANAGER_TLS; default auto)',
+    )
+    .option('--tls-cert <file>', "your certificate (PEM) instead of the manager's own CA's")
+    .option('--tls-key <file>', 'the key of --tls-cert (PEM)')
+    .option('--tls-ca <file>', 'the CA that issued --tls-cert (default: its last certificate)')
+    .action(async (opts: ManagerOptions) => {
       const { startManager } = await importManager();
       const listen = parseListen(opts.listen);
       const manager = await startManager({
@@ -24,8 +41,15 @@ export function registerManager(program: Command): void {
         port: listen.port,
         ...(opts.databaseUrl ? { databaseUrl: opts.databaseUrl } : {}),
         logLevel: process.env.LOG_LEVEL ?? 'info',
+        // Unset flags leave the environment's MANAGER_TLS* in force.
+        ...(opts.tls ? { tls: opts.tls } : {}),
+        ...(opts.tlsCert ? { tlsCert: opts.tlsCert } : {}),
+        ...(opts.tlsKey ? { tlsKey: opts.tlsKey } : {}),
+        ...(opts.tlsCa ? { tlsCa: opts.tlsCa } : {}),
       });
       console.error(`manager: ${manager.url} (API docs at ${manager.url}/docs)`);
+      // Not a secret: what agents' join tokens and `freeloader login --ca-fingerprint` pin.
+      console.error(`manager: CA fingerprint ${manager.caFingerprint}`);
       if (manager.adminPassword) {
         // A redirected log keeps the password for anyone who reads it later: only a terminal
         // sees it; the 0600 file always has it.
