@@ -4,6 +4,7 @@ export * from './errors.js';
 export * from './size.js';
 export * from './capability.js';
 export * from './placement.js';
+export * from './morsel-seal.js';
 export * from './schemas/common.js';
 export * from './schemas/auth.js';
 export * from './schemas/agents.js';

@@ -105,8 +105,17 @@ export const DatasetMap = Type.Object({
   dataset: DatasetView,
   extents: Type.Array(ExtentSchema),
   donors: Type.Array(DonorEndpoint),
-  /** SHA-256 per morsel, hex, concatenated in morsel order (64 chars each). */
+  /**
+   * SHA-256 per morsel of the bytes donors store (the ciphertext when encrypted), hex,
+   * concatenated in morsel order (64 chars each).
+   */
   hashes: Type.String(),
+  /**
+   * Encrypted datasets only: the AES-256 data key (base64) and the AES-GCM tag per morsel (hex,
+   * 32 chars each, in morsel order). Readers check the hash, then open the morsel with them.
+   */
+  dataKey: Type.Optional(Type.String()),
+  tags: Type.Optional(Type.String()),
   capability: Type.String(),
   capabilityExpiresAt: Timestamp,
   /**
