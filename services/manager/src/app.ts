@@ -22,6 +22,7 @@ import namespaceRepo from './repositories/namespace.js';
 import placementRepo from './repositories/placement.js';
 import reservationsRepo from './repositories/reservations.js';
 import signingKeys from './repositories/settings.js';
+import dataKeys from './repositories/dataset-keys.js';
 import usersRepo from './repositories/users.js';
 import api from './routes/index.js';
 import softStatePlugin, { type SoftStatePluginOptions } from './soft-state-plugin.js';
@@ -109,6 +110,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       ratesRepo,
       auditRepo,
       signingKeys,
+      dataKeys,
     ]) {
       await app.register(repo);
     }

@@ -1,5 +1,7 @@
 import {
+  dataKeyOf,
   morselLength,
+  sealMorsel,
   morselsOfDonor,
   type ImportJobPayload,
   type MorselHash,
@@ -33,6 +35,8 @@ export async function rangedImport(
   // One morsel buffer per worker, reused: a 1 MiB allocation per morsel left agents at
   // 140–220 MB resident after a 1 GiB import (garbage the GC had no pressure to collect).
   const slots: Buffer[] = [];
+  // Encrypted dataset: donors store (and hash) the sealed bytes only.
+  const key = payload.dataKey === undefined ? undefined : dataKeyOf(payload.dataKey);
   // Every worker stops before the job fails, so no put lands after the failure frees morsels.
   await forEachBounded(mine, IMPORT_CONCURRENCY, async (index, lane) => {
     ctx.signal.throwIfAborted();
@@ -42,9 +46,10 @@ export async function rangedImport(
     // Before the request: the owner feels bytes on the wire, not bytes already here.
     await deps.admit?.(end - start, 'in', ctx.signal);
     const data = await source.readRange(start, end, expect, ctx.signal, slot);
+    const tag = key && sealMorsel(key, datasetId, index, data).toString('hex');
     // The store hashes while it writes; hashing here too doubled an import's CPU.
     const { sha256 } = await deps.store.put(datasetId, index, data);
-    reporter.add(data.length, { index, sha256 } satisfies MorselHash);
+    reporter.add(data.length, { index, sha256, ...(tag ? { tag } : {}) } satisfies MorselHash);
   });
   await reporter.flush();
   return { morsels: mine.length, bytes: reporter.doneBytes };

@@ -7,6 +7,7 @@ import type { ProbeDeps } from '../placement/probe-source.js';
 import type { NamespaceRepo } from '../repositories/namespace.js';
 import type { ReservationsRepo } from '../repositories/reservations.js';
 import type { JobsRepo } from '../repositories/jobs.js';
+import type { DataKeys } from '../repositories/dataset-keys.js';
 
 /**
  * Everything the import domain uses: repositories, soft state, keys, config, events, the log and
@@ -19,4 +20,5 @@ export interface ImportDeps extends PlaceExtentsDeps, ImportPolicyDeps, ProbeDep
   config: Pick<Config, 'replicasDefault' | 'allowFileUris'>;
   log: FastifyBaseLogger;
   events: Pick<EventBus, 'publish'>;
+  dataKeys: Pick<DataKeys, 'create'>;
 }

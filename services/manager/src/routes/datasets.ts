@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import {
   CAPABILITY_TTL_S,
   DatasetDeleted,
@@ -18,6 +19,17 @@ import type { PlacementDeps } from '../placement/placement-deps.js';
 import { donorSpeeds } from '../placement/rate-estimates.js';
 import { throttleFields } from '../throttle-view.js';
 import { faultsOfDataset } from '../repositories/morsel-faults.js';
+
+/** An encrypted dataset's key and tags as the map carries them; nothing for one in clear. */
+async function sealingOf(
+  app: FastifyInstance,
+  datasetId: string,
+): Promise<{ dataKey?: string; tags?: string }> {
+  const key = await app.dataKeys.get(datasetId);
+  if (!key) return {};
+  const tags = await app.placementRepo.getTags(datasetId);
+  return { dataKey: key.toString('base64'), tags: tags.toString('hex') };
+}
 
 /** Dataset views, the read map (extents, donors, hashes, capability) and deletion. */
 const datasets: FastifyPluginAsyncTypebox = async (app) => {
@@ -78,10 +90,12 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
       if (dataset.state === 'deleting') {
         throw new FreeLoaderError('DATASET_NOT_FOUND', `dataset ${dataset.id} is being deleted`);
       }
-      const [extents, hashes, faults] = await Promise.all([
+      const [extents, hashes, faults, sealing] = await Promise.all([
         app.placementRepo.getPlacement(dataset.id),
         app.placementRepo.getHashes(dataset.id),
         faultsOfDataset(app.pg, dataset.id),
+        // The key goes with a user's read capability only: donors never read plaintext.
+        req.user ? sealingOf(app, dataset.id) : {},
       ]);
       const donorIds = [...new Set(extents.flatMap((e) => e.donors))];
       const agents = await app.agentsRepo.getMany(donorIds);
@@ -113,6 +127,7 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
         extents,
         donors,
         hashes: hashes.toString('hex'),
+        ...sealing,
         capability,
         capabilityExpiresAt: new Date(exp * 1000).toISOString(),
         // Copies a scrub, start-up check or client found bad: readers skip them until repaired.
