@@ -10,6 +10,7 @@ import { DONOR_STALL_TIMEOUT_MS, DonorPools } from './donor-pool.js';
 import { hedge, hedgeDelayMs } from './hedge.js';
 import { HashPool, type SharedMemory } from './hash-pool.js';
 import { MorselLocator, placeNodes } from './morsel-locator.js';
+import { MorselSealing } from './morsel-sealing.js';
 import { MorselSlab } from './morsel-slab.js';
 import { Semaphore } from './semaphore.js';
 import { STALL_LATENCY_FACTOR, StallWatch, SWEEP_INTERVAL_MS } from './stall-watch.js';
@@ -81,6 +82,8 @@ export class DatasetReader {
   private readonly pools: DonorPools;
   private readonly ownPools: boolean;
   private readonly hashes: HashPool;
+  /** Set for an encrypted dataset: seals source bytes, opens verified morsels. */
+  private readonly sealing: MorselSealing | undefined;
   private readonly ownHashes: boolean;
   private readonly slab: MorselSlab;
   /** The uncached suffix, patched by patching nodes (seed 002), when the map has a plan. */
@@ -102,6 +105,7 @@ export class DatasetReader {
     this.pools = opts.pools ?? new DonorPools();
     this.ownHashes = !opts.hashes;
     this.hashes = opts.hashes ?? new HashPool();
+    this.sealing = MorselSealing.of(map);
     this.suffix = map.suffix ? new SuffixReader(map, map.suffix) : undefined;
     this.locator = new MorselLocator(map, this.suffix, {
       sourceBacked: !!opts.fromSource,
@@ -266,8 +270,25 @@ export class DatasetReader {
     }
   }
 
-  /** Morsel `index` into `target` (bytes of `shared` from `offset`), verified; its bytes. */
+  /**
+   * Morsel `index` into `target` (bytes of `shared` from `offset`), verified and, for an
+   * encrypted dataset, opened in place; its bytes.
+   */
   private async fill(
+    index: number,
+    shared: SharedMemory,
+    offset: number,
+    target: Buffer,
+    signal?: AbortSignal,
+    prefer?: string,
+  ): Promise<Buffer> {
+    const data = await this.fillStored(index, shared, offset, target, signal, prefer);
+    await this.sealing?.open(this.hashes, shared, offset, data.length, index);
+    return data;
+  }
+
+  /** Morsel `index` as donors store it into `target` (bytes of `shared` from `offset`), verified. */
+  private async fillStored(
     index: number,
     shared: SharedMemory,
     offset: number,
@@ -363,6 +384,7 @@ export class DatasetReader {
       const start = index * morselSize;
       const bytes = await this.opts.fromSource(start, start + length);
       bytes.copy(target);
+      this.sealing?.seal(index, target.subarray(0, length));
       if ((await hash()) !== expected) {
         throw new FreeLoaderError(
           'SOURCE_CHANGED',
@@ -398,7 +420,11 @@ export class DatasetReader {
       if (!donor) {
         const start = index * this.map.dataset.morselSize;
         const data = await source!(start, start + length);
-        if (matches(data)) return data;
+        if (this.sealing) {
+          const own = Buffer.from(data); // the source's buffer is not ours to change
+          this.sealing.seal(index, own);
+          if (matches(own)) return own;
+        } else if (matches(data)) return data;
         throw new FreeLoaderError(
           'HASH_MISMATCH',
           `morsel ${index} from the source failed its SHA-256 check`,
