@@ -29,9 +29,9 @@ describe('sealed morsels', () => {
     const data = Buffer.from(plain);
     const tag = sealMorsel(key, ID, 5, data);
     const sealed = Buffer.from(data);
-    data[100] ^= 1;
+    data[100] = data[100]! ^ 1;
     expect(() => openMorsel(key, ID, 5, data, tag)).toThrow(/tag check/);
-    data[100] ^= 1;
+    data[100] = data[100]! ^ 1;
     expect(data.equals(sealed)).toBe(true);
     expect(() => openMorsel(key, ID, 6, data, tag)).toThrow(/tag check/);
     expect(() => openMorsel(key, ID.replace('0f', '1f'), 5, data, tag)).toThrow(/tag check/);

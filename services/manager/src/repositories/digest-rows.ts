@@ -63,7 +63,12 @@ export async function putDigests(
       const old = existing.get(chunk) ?? Buffer.alloc(0);
       const merged = Buffer.alloc(Math.max(old.length, (to - chunkStart) * width));
       old.copy(merged);
-      digests.copy(merged, (from - chunkStart) * width, (from - first) * width, (to - first) * width);
+      digests.copy(
+        merged,
+        (from - chunkStart) * width,
+        (from - first) * width,
+        (to - first) * width,
+      );
       await tx.query(
         `INSERT INTO ${table} (dataset_id, chunk, ${column}) VALUES ($1, $2, $3)
          ON CONFLICT (dataset_id, chunk) DO UPDATE SET ${column} = EXCLUDED.${column}`,
