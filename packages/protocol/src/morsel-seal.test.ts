@@ -13,7 +13,7 @@ describe('sealed morsels', () => {
     const tag = sealMorsel(key, ID, 7, data);
     expect(tag).toHaveLength(16);
     expect(data.equals(plain)).toBe(false);
-    openMorsel(key, ID, 7, data, tag);
+    expect(openMorsel(key, ID, 7, data, tag)).toBe(true);
     expect(data.equals(plain)).toBe(true);
   });
 
@@ -30,12 +30,12 @@ describe('sealed morsels', () => {
     const tag = sealMorsel(key, ID, 5, data);
     const sealed = Buffer.from(data);
     data[100] = data[100]! ^ 1;
-    expect(() => openMorsel(key, ID, 5, data, tag)).toThrow(/tag check/);
+    expect(openMorsel(key, ID, 5, data, tag)).toBe(false);
     data[100] = data[100]! ^ 1;
     expect(data.equals(sealed)).toBe(true);
-    expect(() => openMorsel(key, ID, 6, data, tag)).toThrow(/tag check/);
-    expect(() => openMorsel(key, ID.replace('0f', '1f'), 5, data, tag)).toThrow(/tag check/);
-    expect(() => openMorsel(randomBytes(32), ID, 5, data, tag)).toThrow(/tag check/);
+    expect(openMorsel(key, ID, 6, data, tag)).toBe(false);
+    expect(openMorsel(key, ID.replace('0f', '1f'), 5, data, tag)).toBe(false);
+    expect(openMorsel(randomBytes(32), ID, 5, data, tag)).toBe(false);
   });
 
   it('reads keys and tags as the map carries them', () => {

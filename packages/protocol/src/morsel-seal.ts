@@ -61,9 +61,9 @@ export function sealMorsel(key: Buffer, datasetId: string, index: number, data: 
 }
 
 /**
- * Open morsel `index` in place (`data` becomes plain text) after checking its tag; throws
- * HASH_MISMATCH when the tag does not match (wrong key, dataset, index or altered bytes), and
- * then leaves `data` as it was.
+ * Open morsel `index` in place (`data` becomes plain text) after checking its tag: true when
+ * opened, false when the tag does not match (wrong key, dataset, index or altered bytes), and
+ * then `data` is left as it was.
  */
 export function openMorsel(
   key: Buffer,
@@ -71,7 +71,7 @@ export function openMorsel(
   index: number,
   data: Buffer,
   tag: Buffer,
-): void {
+): boolean {
   const decipher = createDecipheriv(CIPHER, key, morselNonce(index), {
     authTagLength: MORSEL_TAG_BYTES,
   });
@@ -81,9 +81,10 @@ export function openMorsel(
   try {
     decipher.final();
   } catch {
-    throw new FreeLoaderError('HASH_MISMATCH', `morsel ${index} failed its AES-GCM tag check`);
+    return false;
   }
   plain.copy(data);
+  return true;
 }
 
 /** The tag of morsel `index` in a map's `tags` (hex, 32 chars per morsel). */

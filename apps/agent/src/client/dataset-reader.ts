@@ -271,24 +271,10 @@ export class DatasetReader {
   }
 
   /**
-   * Morsel `index` into `target` (bytes of `shared` from `offset`), verified and, for an
-   * encrypted dataset, opened in place; its bytes.
+   * Morsel `index` into `target` (bytes of `shared` from `offset`), verified (and, for an
+   * encrypted dataset, opened in place); its bytes.
    */
   private async fill(
-    index: number,
-    shared: SharedMemory,
-    offset: number,
-    target: Buffer,
-    signal?: AbortSignal,
-    prefer?: string,
-  ): Promise<Buffer> {
-    const data = await this.fillStored(index, shared, offset, target, signal, prefer);
-    await this.sealing?.open(this.hashes, shared, offset, data.length, index);
-    return data;
-  }
-
-  /** Morsel `index` as donors store it into `target` (bytes of `shared` from `offset`), verified. */
-  private async fillStored(
     index: number,
     shared: SharedMemory,
     offset: number,
@@ -301,6 +287,11 @@ export class DatasetReader {
     if (target.length < length) throw new RangeError(`morsel ${index} needs ${length} bytes`);
     const expected = this.map.hashes.slice(index * 64, index * 64 + 64);
     const hash = (): Promise<string> => this.hashes.hashSlot(shared, offset, length);
+    // Encrypted: the AES-GCM tag check (which opens the bytes in place) stands for the SHA-256.
+    const verified = async (): Promise<boolean> =>
+      this.sealing
+        ? this.sealing.open(this.hashes, shared, offset, length, index)
+        : (await hash()) === expected;
     const place = this.locator.locate(index);
     // The uncached suffix comes from the patching nodes, verified by the suffix reader.
     if (place.kind === 'patching') {
@@ -333,7 +324,7 @@ export class DatasetReader {
             );
           });
           if (!data) return null;
-          if ((await hash()) !== expected) throw this.badCopy(index, donor);
+          if (!(await verified())) throw this.badCopy(index, donor);
           return data;
         };
         const backupDonor = copies.slice(i + 1).find((d) => this.locator.health(d) < 1000);
@@ -385,7 +376,7 @@ export class DatasetReader {
       const bytes = await this.opts.fromSource(start, start + length);
       bytes.copy(target);
       this.sealing?.seal(index, target.subarray(0, length));
-      if ((await hash()) !== expected) {
+      if (!(await verified())) {
         throw new FreeLoaderError(
           'SOURCE_CHANGED',
           `morsel ${index} read from the source does not match the cached hash`,
@@ -412,7 +403,9 @@ export class DatasetReader {
     expected: string,
   ): (() => Promise<Buffer>) | undefined {
     const matches = (data: Buffer): boolean =>
-      createHash('sha256').update(data).digest('hex') === expected;
+      this.sealing
+        ? this.sealing.openHere(index, data)
+        : createHash('sha256').update(data).digest('hex') === expected;
     const source = this.opts.fromSource;
     if (!donor && !source) return undefined;
     return async () => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { FreeLoaderError, morselNonce, openMorsel } from '@freeloader/protocol';
+import { morselNonce, openMorsel } from '@freeloader/protocol';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
@@ -15,7 +15,7 @@ export interface SharedMemory {
  * it; `{kind:'hash', id, slab, offset, length}` answers `{id, digest}`; `{kind:'open', id, slab,
  * offset, length, key, nonce, aad, tag}` decrypts an AES-256-GCM morsel in place after its tag
  * check (see @freeloader/protocol's morsel-seal.ts, which computes the nonce) and answers
- * `{id, digest: 'opened'}`, or `{id, error: 'tag'}` leaving the bytes as they were.
+ * `{id, digest: 'opened'}`, or `{id, digest: 'tag mismatch'}` leaving the bytes as they were.
  */
 const WORKER_SOURCE = `
 const { createHash, createDecipheriv } = require('node:crypto');
@@ -32,7 +32,7 @@ parentPort.on('message', (m) => {
     d.setAAD(m.aad);
     d.setAuthTag(m.tag);
     const plain = d.update(bytes);
-    try { d.final(); } catch { parentPort.postMessage({ id: m.id, error: 'tag' }); return; }
+    try { d.final(); } catch { parentPort.postMessage({ id: m.id, digest: 'tag mismatch' }); return; }
     bytes.set(plain);
     parentPort.postMessage({ id: m.id, digest: 'opened' });
     return;
@@ -87,13 +87,12 @@ export class HashPool {
   /**
    * Open a sealed morsel in place: `length` bytes of a slab at `offset` become its plain text
    * once its AES-GCM tag checks (on a worker, like the hash: the read loop's core keeps driving
-   * the network). Throws HASH_MISMATCH when the tag does not match, leaving the bytes sealed.
+   * the network). False when the tag does not match: the bytes are left as they were.
    */
-  async openSlot(slab: SharedMemory, offset: number, length: number, seal: Seal): Promise<void> {
-    const bytes = Buffer.from(slab.memory, offset, length);
+  async openSlot(slab: SharedMemory, offset: number, length: number, seal: Seal): Promise<boolean> {
     if (this.ready.length === 0) {
-      openMorsel(seal.key, seal.datasetId, seal.index, bytes, seal.tag);
-      return;
+      const bytes = Buffer.from(slab.memory, offset, length);
+      return openMorsel(seal.key, seal.datasetId, seal.index, bytes, seal.tag);
     }
     const message = {
       kind: 'open',
@@ -104,15 +103,7 @@ export class HashPool {
       aad: Buffer.from(seal.datasetId, 'utf8'),
       tag: seal.tag,
     };
-    try {
-      await this.post(slab, message);
-    } catch (e) {
-      if ((e as Error).message !== 'tag') throw e;
-      throw new FreeLoaderError(
-        'HASH_MISMATCH',
-        `morsel ${seal.index} failed its AES-GCM tag check`,
-      );
-    }
+    return (await this.post(slab, message)) === 'opened';
   }
 
   /** Send `message` about `slab` to the next ready worker; its answer's `digest`. */
