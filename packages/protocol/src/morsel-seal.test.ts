@@ -31,7 +31,7 @@ describe('sealed morsels', () => {
     const sealed = Buffer.from(data);
     data[100] = data[100]! ^ 1;
     expect(openMorsel(key, ID, 5, data, tag)).toBe(false);
-    data[100] = data[100]! ^ 1;
+    data[100] = data[100] ^ 1;
     expect(data.equals(sealed)).toBe(true);
     expect(openMorsel(key, ID, 6, data, tag)).toBe(false);
     expect(openMorsel(key, ID.replace('0f', '1f'), 5, data, tag)).toBe(false);
