@@ -1,5 +1,7 @@
 // `freeloader get` on loopback from 4 donors (no shaping): verified MB/s next to curl from nginx
-// on the same machine, plus the donors' resident memory while they serve flat out.
+// on the same machine, plus the donors' resident memory while they serve flat out. The dataset
+// is read encrypted (the default) and, interleaved run by run on the same load, imported with
+// --no-encrypt: the client's CPU-seconds per GiB of each, and their ratio (issue 17's budget).
 import { chmod, mkdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +17,8 @@ import { LOOPBACK } from '../lib/processes.js';
 const TARGET_MBPS = 1000;
 /** An agent serving flat out must stay under this resident size (bytes). */
 const RSS_LIMIT = 150 * 1e6;
+/** Issue 17's budget: encrypted reads cost at most this × the client CPU of reads in clear. */
+const ENCRYPTION_CPU_BUDGET = 1.25;
 
 export default {
   name: 'loopback-get',
@@ -52,8 +56,20 @@ export default {
       log: ctx.log,
     });
     try {
+      const imported = ['--width', '4', '--wait'];
       await cluster.cli(
-        ['import', web.url(ds.name), '--name', 'bench/loopback.bin', '--width', '4', '--wait'],
+        ['import', web.url(ds.name), '--name', 'bench/loopback.bin', ...imported],
+        600_000,
+      );
+      await cluster.cli(
+        [
+          'import',
+          web.url(ds.name),
+          '--name',
+          'bench/loopback-clear.bin',
+          '--no-encrypt',
+          ...imported,
+        ],
         600_000,
       );
       const pids = cluster.agentPids();
@@ -65,18 +81,21 @@ export default {
       const rates = [];
       /** CPU seconds per GiB read, client (every thread) and all donors, per run. */
       const cpu = { client: /** @type {number[]} */ ([]), donors: /** @type {number[]} */ ([]) };
+      /** The same for the dataset stored in clear (client only: donors do the same work). */
+      const clearRates = /** @type {number[]} */ ([]);
+      const clearCpu = /** @type {number[]} */ ([]);
       try {
         for (let i = 0; i < (ctx.quick ? 2 : 3); i++) {
           const donorsBefore = donorsCpu(pids);
-          const got = await cluster.cli(
-            ['get', 'bench/loopback.bin', '-o', '/dev/null', '--stats'],
-            600_000,
-          );
+          const got = await getStats(cluster, 'bench/loopback.bin');
           const donorCpu = donorsCpu(pids) - donorsBefore;
-          const { mbps } = parseGetSummary(got.stderr);
-          rates.push(mbps);
-          cpu.client.push(clientCpuSeconds(got.stderr) / (bytes / 2 ** 30));
+          rates.push(got.mbps);
+          cpu.client.push(got.cpu / (bytes / 2 ** 30));
           cpu.donors.push(donorCpu / (bytes / 2 ** 30));
+          // The same read in clear right after, on the same load.
+          const clear = await getStats(cluster, 'bench/loopback-clear.bin');
+          clearRates.push(clear.mbps);
+          clearCpu.push(clear.cpu / (bytes / 2 ** 30));
         }
       } finally {
         clearInterval(sampler);
@@ -92,7 +111,28 @@ export default {
         mbps: best,
         limitMbps: TARGET_MBPS,
         targetRatio: 1,
-        note: `every morsel SHA-256 verified; ${(best / curl.mbps).toFixed(2)}× curl`,
+        note: `every morsel's AES-GCM tag checked as it is opened; ${(best / curl.mbps).toFixed(2)}× curl`,
+      });
+      rows.push({
+        case: 'freeloader get, 4 donors (loopback), stored in clear (--no-encrypt)',
+        params: { bytes, runs: clearRates },
+        mbps: Math.max(...clearRates),
+        limitMbps: TARGET_MBPS,
+        targetRatio: 1,
+        note: 'every morsel SHA-256 verified; interleaved with the encrypted runs',
+      });
+      const encCpu = Math.min(...cpu.client);
+      const plainCpu = Math.min(...clearCpu);
+      rows.push({
+        case: 'client CPU-s per GiB: encrypted / in clear (budget ≤ 1.25×)',
+        params: { encryptedCpuSecondsPerGiB: cpu.client, clearCpuSecondsPerGiB: clearCpu },
+        mbps: encCpu / plainCpu,
+        limitMbps: ENCRYPTION_CPU_BUDGET,
+        targetRatio: 1,
+        lowerIsBetter: true,
+        note:
+          `ratio, not MB/s: ${encCpu.toFixed(2)} vs ${plainCpu.toFixed(2)} CPU-s/GiB ` +
+          '(best run of each); pass when at most the budget',
       });
       rows.push({
         case: `CPU-bound ceiling on ${cores} cores (client + donors CPU per GiB)`,
@@ -126,6 +166,16 @@ export default {
     return ctx.report('loopback-get', { bytes }, rows, {});
   },
 };
+
+/**
+ * `freeloader get --stats` of `name` to /dev/null: its MB/s and the client's CPU seconds.
+ * @param {{ cli: (args: string[], timeoutMs: number) => Promise<{ stderr: string }> }} cluster
+ * @param {string} name
+ */
+async function getStats(cluster, name) {
+  const got = await cluster.cli(['get', name, '-o', '/dev/null', '--stats'], 600_000);
+  return { mbps: parseGetSummary(got.stderr).mbps, cpu: clientCpuSeconds(got.stderr) };
+}
 
 /** @param {number[]} pids @returns {number} CPU seconds the processes have used so far */
 function donorsCpu(pids) {

@@ -1,7 +1,9 @@
 // FreeLoader's stripe-width figure (seed 000 Fig. 7): `freeloader get` of a dataset striped over
 // W 100 Mbit/s donors into the 1 Gbit/s client, next to the limit min(client goodput, Σ donor
 // goodput) measured on the same links in the same run. The aria2c and curl baselines are in
-// baselines-stripe. Every read is checked byte for byte against the dataset's SHA-256.
+// baselines-stripe. Every read is checked byte for byte against the dataset's SHA-256. Datasets
+// are encrypted (the default); each width is also read stored in clear (--no-encrypt) right
+// after, on the same links and load, for issue 17's budget (encrypted ≥ 0.95 of the limit).
 import { join } from 'node:path';
 import { parseGetSummary } from '../lib/freeloader.js';
 import { fileDigest } from '../lib/dataset.js';
@@ -67,25 +69,12 @@ export default {
         series[label] = [];
         for (const w of widths) {
           const name = `bench/w${w}-${bytes}`;
+          const reads = { fl, tb, log: ctx.log, work, sha256: ds.sha256, reps, w };
           await importRoundRobin(fl, source.url(ds.name), name, w);
-          // The import's dirty pages are setup, not the read: write them back first.
-          await exec(tb.client, 'sync', []);
-          const out = join(work, `out-${w}-${bytes}`);
-          /** @type {number[]} */
-          const samples = [];
-          /** @type {number[]} */
-          const seconds = [];
-          for (let rep = 0; rep < reps; rep++) {
-            const got = await fl.cli(['get', name, '-o', out, '--stats'], 600_000);
-            ctx.log(`W=${w} ${label}:\n${got.stderr.trim()}`);
-            const summary = parseGetSummary(got.stderr);
-            const { sha256 } = await fileDigest(out);
-            if (sha256 !== ds.sha256) throw new Error(`W=${w}: output differs from the source`);
-            await exec(tb.client, 'rm', ['-f', out]);
-            samples.push(summary.mbps);
-            seconds.push(summary.seconds);
-          }
-          await fl.cli(['rm', name]).catch(() => undefined);
+          const { samples, seconds } = await timedGets(reads, name, label);
+          // The same dataset stored in clear, read right after on the same links and load.
+          await importRoundRobin(fl, source.url(ds.name), `${name}-clear`, w, ['--no-encrypt']);
+          const clear = await timedGets(reads, `${name}-clear`, `${label} in clear`);
           const mbps = median(samples);
           const limit = Math.min(clientGp, sum(w));
           rows.push({
@@ -95,6 +84,13 @@ export default {
             limitMbps: limit,
             targetRatio: TARGET_RATIO,
             note: `sha256 ok; limit min(client, Σ donors); median of ${samples.length}`,
+          });
+          rows.push({
+            case: `FreeLoader get W=${w}, ${label}, in clear (--no-encrypt)`,
+            params: { W: w, bytes, seconds: clear.seconds, samples: clear.samples },
+            mbps: median(clear.samples),
+            limitMbps: limit,
+            note: `encrypted / in clear = ${(mbps / median(clear.samples)).toFixed(3)}×`,
           });
           series[label].push([w, mbps]);
           if (bytes === sizes[0]) limits.push([w, limit]);
@@ -175,4 +171,34 @@ export default {
 function listEnv(name) {
   const text = process.env[name];
   return text ? text.split(',').map(Number) : null;
+}
+
+/**
+ * `reps` reads of `name` to a file on the client, each checked against the source's SHA-256,
+ * then the dataset is removed.
+ * @param {{ fl: import('../lib/freeloader-lan.js').FreeLoaderLan,
+ *   tb: import('../lib/testbed.js').Testbed, log: (line: string) => void, work: string,
+ *   sha256: string, reps: number, w: number }} r
+ * @param {string} name @param {string} label
+ */
+async function timedGets(r, name, label) {
+  // The import's dirty pages are setup, not the read: write them back first.
+  await exec(r.tb.client, 'sync', []);
+  const out = join(r.work, `out-${name.replaceAll('/', '_')}`);
+  /** @type {number[]} */
+  const samples = [];
+  /** @type {number[]} */
+  const seconds = [];
+  for (let rep = 0; rep < r.reps; rep++) {
+    const got = await r.fl.cli(['get', name, '-o', out, '--stats'], 600_000);
+    r.log(`W=${r.w} ${label}:\n${got.stderr.trim()}`);
+    const summary = parseGetSummary(got.stderr);
+    const { sha256 } = await fileDigest(out);
+    if (sha256 !== r.sha256) throw new Error(`W=${r.w}: output differs from the source`);
+    await exec(r.tb.client, 'rm', ['-f', out]);
+    samples.push(summary.mbps);
+    seconds.push(summary.seconds);
+  }
+  await r.fl.cli(['rm', name]).catch(() => undefined);
+  return { samples, seconds };
 }

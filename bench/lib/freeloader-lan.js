@@ -153,9 +153,10 @@ async function waitForLiveAgents(tb, url, sessionFile, n, logs) {
  * @param {string} uri
  * @param {string} name
  * @param {number} width
+ * @param {string[]} [extra] more import flags (e.g. --no-encrypt)
  * @example await importRoundRobin(fl, source.url(ds.name), 'bench/w8', 8);
  */
-export async function importRoundRobin(fl, uri, name, width) {
-  const args = ['import', uri, '--name', name, '--width', String(width)];
+export async function importRoundRobin(fl, uri, name, width, extra = []) {
+  const args = ['import', uri, '--name', name, '--width', String(width), ...extra];
   await fl.cli([...args, '--policy', 'round-robin', '--wait'], 600_000);
 }

@@ -5,6 +5,7 @@ export * from './size.js';
 export * from './capability.js';
 export * from './join-token.js';
 export * from './placement.js';
+export * from './morsel-seal.js';
 export * from './schemas/common.js';
 export * from './schemas/auth.js';
 export * from './schemas/agents.js';

@@ -17,6 +17,12 @@ export const MORSEL_SIZE = 1 * MiB;
 export const MIN_MORSEL_SIZE = 64 * KiB;
 /** Largest morsel size a dataset may use (bytes). */
 export const MAX_MORSEL_SIZE = 16 * MiB;
+/** A dataset's data key (bytes): AES-256, made by the manager per dataset import. */
+export const DATA_KEY_BYTES = 32;
+/** AES-256-GCM authentication tag per sealed morsel (bytes), kept in the map beside its hash. */
+export const MORSEL_TAG_BYTES = 16;
+/** AES-256-GCM nonce (bytes), derived from the morsel index (see morsel-seal.ts). */
+export const MORSEL_NONCE_BYTES = 12;
 /** Largest dataset FreeLoader accepts (bytes): 64 TiB. */
 export const MAX_DATASET_SIZE = 64 * TiB;
 /** Largest morsel index + 1 a dataset can have at the smallest morsel size. */

@@ -27,6 +27,7 @@ import ownershipRepo from './repositories/ownership.js';
 import placementRepo from './repositories/placement.js';
 import reservationsRepo from './repositories/reservations.js';
 import signingKeys from './repositories/settings.js';
+import dataKeys from './repositories/dataset-keys.js';
 import usersRepo from './repositories/users.js';
 import api from './routes/index.js';
 import eventFanOut from './plugins/event-fanout.js';
@@ -132,6 +133,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       ratesRepo,
       auditRepo,
       signingKeys,
+      dataKeys,
     ]) {
       await app.register(repo);
     }

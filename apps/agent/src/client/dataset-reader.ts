@@ -4,6 +4,7 @@ import { HashPool, type SharedMemory } from './hash-pool.js';
 import { MapHashes } from './map-hashes.js';
 import { HedgedFetch, type DonorRate } from './hedged-fetch.js';
 import { MorselLocator, placeNodes } from './morsel-locator.js';
+import { MorselSealing } from './morsel-sealing.js';
 import { MorselSlab } from './morsel-slab.js';
 import { SuffixReader } from './suffix-reader.js';
 
@@ -60,6 +61,8 @@ export class DatasetReader {
   private readonly pools: DonorPools;
   private readonly ownPools: boolean;
   private readonly hashes: HashPool;
+  /** Set for an encrypted dataset: seals source bytes, opens verified morsels. */
+  private readonly sealing: MorselSealing | undefined;
   private readonly ownHashes: boolean;
   /** Each morsel's expected hash: the map's, or fetched in pages for a large dataset. */
   private readonly mapHashes: MapHashes;
@@ -81,13 +84,20 @@ export class DatasetReader {
     this.mapHashes = opts.mapHashes ?? new MapHashes(map);
     this.ownHashes = !opts.hashes;
     this.hashes = opts.hashes ?? new HashPool();
+    this.sealing = MorselSealing.of(map);
     this.suffix = map.suffix ? new SuffixReader(map, map.suffix) : undefined;
     this.locator = new MorselLocator(map, this.suffix, {
       sourceBacked: !!opts.fromSource,
       wait: (d) => this.expectedWait(d),
     });
     for (const d of opts.dropped ?? []) this.locator.drop(d);
-    this.fetch = new HedgedFetch({ ...opts, map, pools: this.pools, locator: this.locator });
+    this.fetch = new HedgedFetch({
+      ...opts,
+      map,
+      pools: this.pools,
+      locator: this.locator,
+      sealing: this.sealing,
+    });
     this.slab = new MorselSlab(opts.slabSlots ?? this.defaultWindow() + 8, map.dataset.morselSize);
   }
 
@@ -250,7 +260,10 @@ export class DatasetReader {
     }
   }
 
-  /** Morsel `index` into `target` (bytes of `shared` from `offset`), verified; its bytes. */
+  /**
+   * Morsel `index` into `target` (bytes of `shared` from `offset`), verified (and, for an
+   * encrypted dataset, opened in place); its bytes.
+   */
   private async fill(
     index: number,
     shared: SharedMemory,
@@ -264,6 +277,11 @@ export class DatasetReader {
     if (target.length < length) throw new RangeError(`morsel ${index} needs ${length} bytes`);
     const expected = await this.mapHashes.expected(index);
     const hash = (): Promise<string> => this.hashes.hashSlot(shared, offset, length);
+    // Encrypted: the AES-GCM tag check (which opens the bytes in place) stands for the SHA-256.
+    const verified = async (): Promise<boolean> =>
+      this.sealing
+        ? this.sealing.open(this.hashes, shared, offset, length, index)
+        : (await hash()) === expected;
     const place = this.locator.locate(index);
     // The uncached suffix comes from the patching nodes, verified by the suffix reader.
     if (place.kind === 'patching') {
@@ -276,7 +294,7 @@ export class DatasetReader {
       copies.unshift(prefer!);
     }
     const got = await this.fetch.fromCopies(
-      { index, length, expected, target, hash, signal },
+      { index, length, expected, target, verified, signal },
       copies,
     );
     if ('data' in got) return got.data;
@@ -285,7 +303,8 @@ export class DatasetReader {
       const start = index * morselSize;
       const bytes = await this.opts.fromSource(start, start + length);
       bytes.copy(target);
-      if ((await hash()) !== expected) {
+      this.sealing?.seal(index, target.subarray(0, length));
+      if (!(await verified())) {
         throw new FreeLoaderError(
           'SOURCE_CHANGED',
           `morsel ${index} read from the source does not match the cached hash`,

@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { sealMorsel } from '@freeloader/protocol';
+import { waitFor } from '../test/cluster-harness.js';
 import { HashPool, sha256 } from './hash-pool.js';
 import { MorselSlab } from './morsel-slab.js';
 
@@ -38,4 +41,37 @@ describe('HashPool', () => {
     expect(await pool.hashSlot(one, 0, 64)).toBe(want);
     await pool.close();
   });
+
+  it.each([0, 1])(
+    'with %i worker(s) opens sealed slots in place, and refuses a bad tag',
+    async (threads) => {
+      const id = '0f8fad5b-d9cb-469f-a165-70867728950e';
+      const key = randomBytes(32);
+      const slab = new MorselSlab(2, 4096);
+      const pool = new HashPool(threads);
+      const internals = pool as unknown as { ready: unknown[] };
+      // A worker boots a V8 isolate first; until then the pool opens inline.
+      if (threads > 0)
+        await waitFor(
+          'a ready worker',
+          async () => internals.ready.length > 0 || undefined,
+          60_000,
+          20,
+        );
+      const [good, bad] = [await slab.acquire(), await slab.acquire()];
+      const plain = randomBytes(4096);
+      plain.copy(good.buffer);
+      plain.copy(bad.buffer);
+      const tag = sealMorsel(key, id, 3, good.buffer);
+      sealMorsel(key, id, 3, bad.buffer);
+      bad.buffer[17] = bad.buffer[17]! ^ 1;
+      const sealedBad = Buffer.from(bad.buffer);
+      const seal = { key, datasetId: id, index: 3, tag };
+      expect(await pool.openSlot(slab, good.offset, 4096, seal)).toBe(true);
+      expect(good.buffer.equals(plain)).toBe(true);
+      expect(await pool.openSlot(slab, bad.offset, 4096, seal)).toBe(false);
+      expect(bad.buffer.equals(sealedBad)).toBe(true);
+      await pool.close();
+    },
+  );
 });

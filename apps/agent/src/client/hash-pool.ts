@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { morselNonce, openMorsel } from '@freeloader/protocol';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
@@ -11,10 +12,13 @@ export interface SharedMemory {
  * The worker's whole program. Inline rather than a file next to this module, so it runs the
  * same from `dist/`, from sources under a test runner, or from a bundled desktop app.
  * Messages: `{kind:'slab', slab, memory}` registers shared memory, `{kind:'forget', slab}` drops
- * it; `{kind:'hash', id, slab, offset, length}` answers `{id, digest}`.
+ * it; `{kind:'hash', id, slab, offset, length}` answers `{id, digest}`; `{kind:'open', id, slab,
+ * offset, length, key, nonce, aad, tag}` decrypts an AES-256-GCM morsel in place after its tag
+ * check (see @freeloader/protocol's morsel-seal.ts, which computes the nonce) and answers
+ * `{id, digest: 'opened'}`, or `{id, digest: 'tag mismatch'}` leaving the bytes as they were.
  */
 const WORKER_SOURCE = `
-const { createHash } = require('node:crypto');
+const { createHash, createDecipheriv } = require('node:crypto');
 const { parentPort } = require('node:worker_threads');
 const slabs = new Map();
 parentPort.on('message', (m) => {
@@ -22,10 +26,29 @@ parentPort.on('message', (m) => {
   if (m.kind === 'forget') { slabs.delete(m.slab); return; }
   const memory = slabs.get(m.slab);
   if (!memory) { parentPort.postMessage({ id: m.id, error: 'unknown slab ' + m.slab }); return; }
+  if (m.kind === 'open') {
+    const bytes = new Uint8Array(memory, m.offset, m.length);
+    const d = createDecipheriv('aes-256-gcm', m.key, m.nonce, { authTagLength: 16 });
+    d.setAAD(m.aad);
+    d.setAuthTag(m.tag);
+    const plain = d.update(bytes);
+    try { d.final(); } catch { parentPort.postMessage({ id: m.id, digest: 'tag mismatch' }); return; }
+    bytes.set(plain);
+    parentPort.postMessage({ id: m.id, digest: 'opened' });
+    return;
+  }
   const digest = createHash('sha256').update(new Uint8Array(memory, m.offset, m.length)).digest('hex');
   parentPort.postMessage({ id: m.id, digest });
 });
 `;
+
+/** What opens one sealed morsel: the dataset's key, its id (the AAD), the index and the tag. */
+export interface Seal {
+  key: Buffer;
+  datasetId: string;
+  index: number;
+  tag: Buffer;
+}
 
 interface Pending {
   resolve: (digest: string) => void;
@@ -58,6 +81,33 @@ export class HashPool {
     if (this.ready.length === 0) {
       return Promise.resolve(sha256(Buffer.from(slab.memory, offset, length)));
     }
+    return this.post(slab, { kind: 'hash', offset, length });
+  }
+
+  /**
+   * Open a sealed morsel in place: `length` bytes of a slab at `offset` become its plain text
+   * once its AES-GCM tag checks (on a worker, like the hash: the read loop's core keeps driving
+   * the network). False when the tag does not match: the bytes are left as they were.
+   */
+  async openSlot(slab: SharedMemory, offset: number, length: number, seal: Seal): Promise<boolean> {
+    if (this.ready.length === 0) {
+      const bytes = Buffer.from(slab.memory, offset, length);
+      return openMorsel(seal.key, seal.datasetId, seal.index, bytes, seal.tag);
+    }
+    const message = {
+      kind: 'open',
+      offset,
+      length,
+      key: seal.key,
+      nonce: morselNonce(seal.index),
+      aad: Buffer.from(seal.datasetId, 'utf8'),
+      tag: seal.tag,
+    };
+    return (await this.post(slab, message)) === 'opened';
+  }
+
+  /** Send `message` about `slab` to the next ready worker; its answer's `digest`. */
+  private post(slab: SharedMemory, message: Record<string, unknown>): Promise<string> {
     let slabId = this.slabIds.get(slab);
     if (slabId === undefined) {
       slabId = this.nextSlabId++;
@@ -72,7 +122,7 @@ export class HashPool {
       // process busy), unreferenced when idle so an idle pool never holds a CLI open.
       if (this.pending.size === 0) this.setRef(true);
       this.pending.set(id, { resolve, reject, worker });
-      worker.postMessage({ kind: 'hash', id, slab: slabId, offset, length });
+      worker.postMessage({ ...message, id, slab: slabId });
     });
   }
 

@@ -3,6 +3,7 @@ import { FreeLoaderError, isFreeLoaderError, type DatasetMap } from '@freeloader
 import { DONOR_STALL_TIMEOUT_MS, type DonorPools } from './donor-pool.js';
 import { hedge, hedgeDelayMs } from './hedge.js';
 import type { MorselLocator } from './morsel-locator.js';
+import type { MorselSealing } from './morsel-sealing.js';
 import { Semaphore } from './semaphore.js';
 import { STALL_LATENCY_FACTOR, StallWatch, SWEEP_INTERVAL_MS } from './stall-watch.js';
 
@@ -31,6 +32,8 @@ export interface HedgedFetchOptions {
   onBadCopy?: (donorId: string, index: number) => void;
   onDonorDropped?: (donorId: string, error: FreeLoaderError) => void;
   perDonorInFlight?: number;
+  /** Set for an encrypted dataset: a backup's bytes are opened with it, the source's sealed first. */
+  sealing?: MorselSealing;
 }
 
 /** What one morsel's fetch needs: where it goes and how it is checked. */
@@ -41,8 +44,12 @@ export interface MorselFetch {
   expected: string;
   /** Where the primary request writes (the caller's slot or shared buffer). */
   target: Buffer;
-  /** SHA-256 of `target`'s first `length` bytes (off the network thread). */
-  hash: () => Promise<string>;
+  /**
+   * Whether `target`'s first `length` bytes are the morsel (off the network thread): their
+   * SHA-256 is `expected`, or for an encrypted dataset their AES-GCM tag checks (which opens
+   * them in place).
+   */
+  verified: () => Promise<boolean>;
   signal?: AbortSignal;
 }
 
@@ -111,7 +118,7 @@ export class HedgedFetch {
     m: MorselFetch,
     copies: readonly string[],
   ): Promise<{ data: Buffer } | { lastError: FreeLoaderError | undefined }> {
-    const { index, length, expected, target, hash, signal } = m;
+    const { index, length, expected, target, verified, signal } = m;
     const { locator } = this.opts;
     let lastError: FreeLoaderError | undefined;
     /** Donors that already answered this morsel as a hedge's backup and failed. */
@@ -132,7 +139,7 @@ export class HedgedFetch {
             return skippable && (locator.isDropped(donor) || locator.health(donor) > rank);
           });
           if (!data) return null;
-          if ((await hash()) !== expected) throw this.badCopy(index, donor);
+          if (!(await verified())) throw this.badCopy(index, donor);
           return data;
         };
         const backupDonor = copies.slice(i + 1).find((d) => locator.health(d) < 1000);
@@ -193,8 +200,11 @@ export class HedgedFetch {
     length: number,
     expected: string,
   ): (() => Promise<Buffer>) | undefined {
+    const { sealing } = this.opts;
     const matches = (data: Buffer): boolean =>
-      createHash('sha256').update(data).digest('hex') === expected;
+      sealing
+        ? sealing.openHere(index, data)
+        : createHash('sha256').update(data).digest('hex') === expected;
     const source = this.opts.fromSource;
     if (!donor && !source) return undefined;
     return async () => {
@@ -202,7 +212,11 @@ export class HedgedFetch {
       if (!donor) {
         const start = index * this.opts.map.dataset.morselSize;
         const data = await source!(start, start + length);
-        if (matches(data)) return data;
+        if (sealing) {
+          const own = Buffer.from(data); // the source's buffer is not ours to change
+          sealing.seal(index, own);
+          if (matches(own)) return own;
+        } else if (matches(data)) return data;
         throw new FreeLoaderError(
           'HASH_MISMATCH',
           `morsel ${index} from the source failed its SHA-256 check`,

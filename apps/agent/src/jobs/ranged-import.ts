@@ -1,5 +1,7 @@
 import {
+  dataKeyOf,
   morselLength,
+  sealMorsel,
   morselsOfDonor,
   type ImportJobPayload,
   type MorselHash,
@@ -62,10 +64,18 @@ export async function rangedImport(
   // One morsel buffer per worker, reused: a 1 MiB allocation per morsel left agents at
   // 140–220 MB resident after a 1 GiB import (garbage the GC had no pressure to collect).
   const slots: Buffer[] = [];
+  // Encrypted dataset: donors store (and hash) the sealed bytes only.
+  const key = payload.dataKey === undefined ? undefined : dataKeyOf(payload.dataKey);
+  const tags = new Map<number, string>();
+  /** Morsel `index` from the source into `slot`, sealed in place when the dataset is encrypted. */
   const fromSource = async (index: number, slot: Buffer): Promise<Buffer> => {
     const start = index * payload.morselSize;
     const end = start + morselLength(size, payload.morselSize, index);
-    return source.readRange(start, end, expect, ctx.signal, slot);
+    const data = await source.readRange(start, end, expect, ctx.signal, slot);
+    // Sealing is deterministic (nonce from the morsel index): a fan-out's fallback to the source
+    // stores the very ciphertext copy 0's donor stored, and matches its hash.
+    if (key) tags.set(index, sealMorsel(key, datasetId, index, data).toString('hex'));
+    return data;
   };
   // Every worker stops before the job fails, so no put lands after the failure frees morsels.
   await forEachBounded(direct, IMPORT_CONCURRENCY, async (index, lane) => {
@@ -74,9 +84,11 @@ export async function rangedImport(
     // Before the request: the owner feels bytes on the wire, not bytes already here.
     await deps.admit?.(morselLength(size, payload.morselSize, index), 'in', ctx.signal);
     const data = await fromSource(index, slot);
+    const tag = tags.get(index);
+    tags.delete(index);
     // The store hashes while it writes; hashing here too doubled an import's CPU.
     const { sha256 } = await deps.store.put(datasetId, index, data);
-    reporter.add(data.length, { index, sha256 } satisfies MorselHash);
+    reporter.add(data.length, { index, sha256, ...(tag ? { tag } : {}) } satisfies MorselHash);
   });
   let fanned: FanOutCounts = { fromDonors: 0, fromSource: 0 };
   if (fan.length > 0) {

@@ -2,7 +2,9 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   FreeLoaderError,
+  dataKeyOf,
   isFreeLoaderError,
+  sealMorsel,
   type RepairCommitResponse,
   type RepairMorsel,
 } from '@freeloader/protocol';
@@ -56,6 +58,7 @@ export function repairJobHandler(deps: RepairDeps): JobHandler {
     const pools = new DonorPools(1);
     let source: Source | undefined;
     const reporter = new ProgressReporter(ctx);
+    const key = p.dataKey === undefined ? undefined : dataKeyOf(p.dataKey);
     const fromSource = async (m: RepairMorsel): Promise<Buffer> => {
       if (!p.source) throw new FreeLoaderError('MORSEL_NOT_FOUND', `no copy of morsel ${m.index}`);
       source ??= openSource(p.source.uri, {
@@ -64,12 +67,15 @@ export function repairJobHandler(deps: RepairDeps): JobHandler {
         policy: deps.sourcePolicy,
       });
       const start = m.index * p.morselSize;
-      return source.readRange(
+      const data = await source.readRange(
         start,
         start + m.length,
         { ...p.source, acceptsRanges: true },
         ctx.signal,
       );
+      // Sealed as the import sealed it (same key, same nonce): the recorded hash matches.
+      if (key) sealMorsel(key, p.datasetId, m.index, data);
+      return data;
     };
     const fetchVerified = async (m: RepairMorsel): Promise<void> => {
       const wait = bucket.reserve(m.length);

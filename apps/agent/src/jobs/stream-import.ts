@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import {
   FreeLoaderError,
+  dataKeyOf,
   donorsOfMorsel,
   morselCount,
+  sealMorsel,
   type ImportJobPayload,
 } from '@freeloader/protocol';
 import type { Source, SourceInfo } from '@freeloader/sources';
@@ -40,7 +42,10 @@ export async function streamImport(
   const reporter = new ProgressReporter(ctx);
   await deps.store.create(datasetId, { morselSize });
 
+  const key = payload.dataKey === undefined ? undefined : dataKeyOf(payload.dataKey);
   const deliver = async (index: number, data: Buffer): Promise<void> => {
+    // Encrypted dataset: every donor gets (and hashes) the same sealed bytes.
+    const tag = key && sealMorsel(key, datasetId, index, data).toString('hex');
     const sha256 = createHash('sha256').update(data).digest('hex');
     for (const donor of donorsOfMorsel(payload.extents, index)) {
       if (donor === me) {
@@ -51,7 +56,7 @@ export async function streamImport(
         await deps.admit?.(data.length, 'out', ctx.signal);
         await pools.putMorsel(url, datasetId, index, data, sha256, writeCapability, ctx.signal);
       }
-      reporter.add(data.length, { index, sha256 }, donor);
+      reporter.add(data.length, { index, sha256, ...(tag ? { tag } : {}) }, donor);
     }
   };
 

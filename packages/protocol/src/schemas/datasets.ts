@@ -120,12 +120,20 @@ export const DatasetMap = Type.Object({
   extents: Type.Array(ExtentSchema),
   donors: Type.Array(DonorEndpoint),
   /**
-   * SHA-256 per morsel, hex, concatenated in morsel order (64 chars each): every morsel's, or
-   * with `?first=&count=` those of that range, starting at morsel `hashesFirst`.
+   * SHA-256 per morsel of the bytes donors store (the ciphertext when encrypted), hex,
+   * concatenated in morsel order (64 chars each): every morsel's, or with `?first=&count=` those
+   * of that range, starting at morsel `hashesFirst`.
    */
   hashes: Type.String(),
   /** The morsel `hashes` starts at, when the map was asked for a range (absent: 0). */
   hashesFirst: Type.Optional(Type.Integer({ minimum: 0 })),
+  /**
+   * Encrypted datasets only: the AES-256 data key (base64) and the AES-GCM tag per morsel (hex,
+   * 32 chars each, in morsel order, every morsel's even in a ranged map). Readers open each
+   * morsel with them.
+   */
+  dataKey: Type.Optional(Type.String()),
+  tags: Type.Optional(Type.String()),
   capability: Type.String(),
   capabilityExpiresAt: Timestamp,
   /**

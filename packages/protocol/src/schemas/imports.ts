@@ -45,6 +45,11 @@ export const ImportRequest = Type.Object({
    * with `replicas`.
    */
   availability: Type.Optional(Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 })),
+  /**
+   * Seal morsels with a dataset key so donors store ciphertext only (default true). `false` is
+   * for public data only: it saves the client's AES-GCM work (see the README's numbers).
+   */
+  encrypt: Type.Optional(Type.Boolean()),
   /** Only probe the source and plan; create nothing. */
   dryRun: Type.Optional(Type.Boolean()),
 });
@@ -95,6 +100,11 @@ export const ImportJobPayload = Type.Object({
       readCapability: Type.String(),
     }),
   ),
+  /**
+   * The dataset's AES-256 key (base64) when it is encrypted: seal each morsel before storing it.
+   * Added by the manager when the job is claimed, never stored in the job row.
+   */
+  dataKey: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' })),
 });
 export type ImportJobPayload = Static<typeof ImportJobPayload>;
 
@@ -117,10 +127,14 @@ export const ImportHashesResponse = Type.Object({
 });
 export type ImportHashesResponse = Static<typeof ImportHashesResponse>;
 
-/** SHA-256 of one morsel as an agent reports it during import. */
+/**
+ * SHA-256 of one morsel's stored bytes as an agent reports it during import, and for an
+ * encrypted dataset the AES-GCM tag it sealed the morsel with (hex).
+ */
 export const MorselHash = Type.Object({
   index: Type.Integer({ minimum: 0 }),
   sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+  tag: Type.Optional(Type.String({ pattern: '^[0-9a-f]{32}$' })),
 });
 export type MorselHash = Static<typeof MorselHash>;
 

@@ -45,6 +45,11 @@ export const RepairJobPayload = Type.Object({
   /** Some morsels have no live copy: this job reads them from the source (cap B). */
   seeds: Type.Boolean(),
   units: Type.Array(RepairJobUnit),
+  /**
+   * The dataset's AES-256 key (base64) when it is encrypted, so morsels re-read from the source
+   * are sealed exactly as the import sealed them. Added when the job is claimed, never stored.
+   */
+  dataKey: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' })),
 });
 export type RepairJobPayload = Static<typeof RepairJobPayload>;
 

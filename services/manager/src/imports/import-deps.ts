@@ -8,6 +8,7 @@ import type { NamespaceRepo } from '../repositories/namespace.js';
 import type { OwnershipRepo } from '../repositories/ownership.js';
 import type { ReservationsRepo } from '../repositories/reservations.js';
 import type { JobsRepo } from '../repositories/jobs.js';
+import type { DataKeys } from '../repositories/dataset-keys.js';
 
 /**
  * Everything the import domain uses: repositories, soft state, keys, config, events, the log and
@@ -24,4 +25,5 @@ export interface ImportDeps extends PlaceExtentsDeps, ImportPolicyDeps, ProbeDep
   config: Pick<Config, 'replicasDefault' | 'allowFileUris'>;
   log: FastifyBaseLogger;
   events: Pick<EventBus, 'publish'>;
+  dataKeys: Pick<DataKeys, 'create'>;
 }

@@ -94,6 +94,9 @@ export async function startImport(
     ownerId: userIdOf(who),
   });
   await markPrefixImport(deps, dataset.id, cacheBytes, probe.size);
+  // Donors store ciphertext only, unless the importer says the data is public. A partly cached
+  // dataset stays in clear: its suffix is patched from the source (not sealed yet).
+  if (req.encrypt !== false && cacheBytes >= probe.size) await deps.dataKeys.create(dataset.id);
   await recordStarter(deps.pg, dataset.id, path, userIdOf(who));
   await recordPolicy(deps, dataset, plan.policy);
   await setReplication(deps.pg, dataset.id, wanted.replicas, wanted.availabilityTarget);

@@ -4,16 +4,35 @@ import {
   FreeLoaderError,
   morselsOfDonor,
   SHA256_BYTES,
+  MORSEL_TAG_BYTES,
   type AgentHolding,
   type DatasetState,
   type Extent,
   type MorselHash,
 } from '@freeloader/protocol';
 import { inTransaction, type Queryable } from '../db/pool.js';
+import {
+  DIGESTS_PER_CHUNK,
+  getDigests,
+  putDigests,
+  runsOf,
+  type DigestTable,
+} from './digest-rows.js';
 
 /** Digests per `morsel_hashes` row. */
-export const HASHES_PER_CHUNK = 4096;
-const CHUNK_BYTES = HASHES_PER_CHUNK * SHA256_BYTES;
+export const HASHES_PER_CHUNK = DIGESTS_PER_CHUNK;
+const HASHES: DigestTable = {
+  table: 'morsel_hashes',
+  column: 'hashes',
+  width: SHA256_BYTES,
+  what: 'SHA-256 digest',
+};
+const TAGS: DigestTable = {
+  table: 'morsel_tags',
+  column: 'tags',
+  width: MORSEL_TAG_BYTES,
+  what: 'AES-GCM tag',
+};
 
 type Db = pg.Pool | pg.PoolClient;
 
@@ -111,48 +130,7 @@ export async function putHashes(
   first: number,
   hashes: Buffer,
 ): Promise<void> {
-  if (hashes.length % SHA256_BYTES !== 0 || !Number.isSafeInteger(first) || first < 0) {
-    throw new FreeLoaderError('VALIDATION_FAILED', 'hashes must be whole SHA-256 digests');
-  }
-  const count = hashes.length / SHA256_BYTES;
-  if (count === 0) return;
-  const firstChunk = Math.floor(first / HASHES_PER_CHUNK);
-  const lastChunk = Math.floor((first + count - 1) / HASHES_PER_CHUNK);
-  await inTransaction(db, async (tx) => {
-    // Make sure every chunk row exists before locking: FOR UPDATE locks nothing on a missing
-    // row, and two donors reporting into the same new chunk would overwrite each other.
-    await tx.query(
-      `INSERT INTO morsel_hashes (dataset_id, chunk, hashes)
-       SELECT $1, c, ''::bytea FROM generate_series($2::int, $3::int) AS c
-       ON CONFLICT (dataset_id, chunk) DO NOTHING`,
-      [datasetId, firstChunk, lastChunk],
-    );
-    const { rows } = await tx.query<{ chunk: number; hashes: Buffer }>(
-      `SELECT chunk, hashes FROM morsel_hashes WHERE dataset_id = $1 AND chunk BETWEEN $2 AND $3
-       ORDER BY chunk FOR UPDATE`,
-      [datasetId, firstChunk, lastChunk],
-    );
-    const existing = new Map(rows.map((r) => [r.chunk, r.hashes]));
-    for (let chunk = firstChunk; chunk <= lastChunk; chunk++) {
-      const chunkStart = chunk * HASHES_PER_CHUNK;
-      const from = Math.max(first, chunkStart);
-      const to = Math.min(first + count, chunkStart + HASHES_PER_CHUNK);
-      const old = existing.get(chunk) ?? Buffer.alloc(0);
-      const merged = Buffer.alloc(Math.max(old.length, (to - chunkStart) * SHA256_BYTES));
-      old.copy(merged);
-      hashes.copy(
-        merged,
-        (from - chunkStart) * SHA256_BYTES,
-        (from - first) * SHA256_BYTES,
-        (to - first) * SHA256_BYTES,
-      );
-      await tx.query(
-        `INSERT INTO morsel_hashes (dataset_id, chunk, hashes) VALUES ($1, $2, $3)
-         ON CONFLICT (dataset_id, chunk) DO UPDATE SET hashes = EXCLUDED.hashes`,
-        [datasetId, chunk, merged],
-      );
-    }
-  });
+  await putDigests(db, HASHES, datasetId, first, hashes);
 }
 
 /** Digests of morsels [from, from + count) (all known ones by default), 32 bytes each. */
@@ -162,23 +140,12 @@ export async function getHashes(
   from = 0,
   count?: number,
 ): Promise<Buffer> {
-  if (count === 0) return Buffer.alloc(0);
-  // Only the chunks the range touches: a page of a 1 TiB dataset reads one or two rows, not 256.
-  const firstChunk = Math.floor(from / HASHES_PER_CHUNK);
-  const lastChunk = count === undefined ? null : Math.floor((from + count - 1) / HASHES_PER_CHUNK);
-  const { rows } = await db.query<{ chunk: number; hashes: Buffer }>(
-    `SELECT chunk, hashes FROM morsel_hashes
-     WHERE dataset_id = $1 AND chunk >= $2 AND ($3::int IS NULL OR chunk <= $3) ORDER BY chunk`,
-    [datasetId, firstChunk, lastChunk],
-  );
-  const base = firstChunk * CHUNK_BYTES;
-  const last = rows.at(-1);
-  const known = last ? last.chunk * CHUNK_BYTES + last.hashes.length - base : 0;
-  const all = Buffer.alloc(known);
-  for (const r of rows) r.hashes.copy(all, r.chunk * CHUNK_BYTES - base);
-  const start = from * SHA256_BYTES - base;
-  const end = count === undefined ? all.length : Math.min(all.length, start + count * SHA256_BYTES);
-  return all.subarray(Math.min(start, all.length), end);
+  return getDigests(db, HASHES, datasetId, from, count);
+}
+
+/** AES-GCM tags of an encrypted dataset's morsels (all known ones), 16 bytes each. */
+export async function getTags(db: Queryable, datasetId: string): Promise<Buffer> {
+  return getDigests(db, TAGS, datasetId);
 }
 
 /** Every donor named by a dataset's placement. */
@@ -221,8 +188,8 @@ export async function holdingsOf(db: Queryable, agentId: string): Promise<AgentH
 }
 
 /**
- * Store hashes reported as `{index, sha256 hex}` (import progress): sorted into runs of
- * consecutive morsels, each written with {@link putHashes}, all in one transaction.
+ * Store hashes reported as `{index, sha256 hex, tag?}` (import progress): sorted into runs of
+ * consecutive morsels, hashes and (encrypted datasets) tags written in one transaction.
  */
 export async function putMorselHashes(
   db: Db,
@@ -230,23 +197,21 @@ export async function putMorselHashes(
   hashes: readonly MorselHash[],
 ): Promise<void> {
   if (hashes.length === 0) return;
-  const sorted = [...hashes].sort((a, b) => a.index - b.index);
-  const runs: Array<{ first: number; digests: Buffer[] }> = [];
-  for (const h of sorted) {
-    const run = runs.at(-1);
+  const digests = hashes.map((h) => {
     const digest = Buffer.from(h.sha256, 'hex');
     if (digest.length !== SHA256_BYTES) {
       throw new FreeLoaderError('VALIDATION_FAILED', `morsel ${h.index}: not a SHA-256 digest`);
     }
-    if (run && run.first + run.digests.length === h.index) run.digests.push(digest);
-    else if (run && run.first + run.digests.length - 1 === h.index)
-      run.digests[run.digests.length - 1] = digest;
-    else runs.push({ first: h.index, digests: [digest] });
-  }
+    return { index: h.index, digest };
+  });
+  const tags = hashes.flatMap((h) =>
+    h.tag === undefined ? [] : [{ index: h.index, digest: Buffer.from(h.tag, 'hex') }],
+  );
   await inTransaction(db, async (tx) => {
-    for (const run of runs) {
-      await putHashes(tx, datasetId, run.first, Buffer.concat(run.digests));
+    for (const run of runsOf(digests)) {
+      await putDigests(tx, HASHES, datasetId, run.first, run.digests);
     }
+    for (const run of runsOf(tags)) await putDigests(tx, TAGS, datasetId, run.first, run.digests);
   });
 }
 
@@ -260,6 +225,7 @@ export function createPlacementRepo(pool: pg.Pool) {
       putHashes(pool, datasetId, first, hashes),
     getHashes: (datasetId: string, from?: number, count?: number) =>
       getHashes(pool, datasetId, from, count),
+    getTags: (datasetId: string) => getTags(pool, datasetId),
     donorsOfDataset: (datasetId: string) => donorsOfDataset(pool, datasetId),
     holdingsOf: (agentId: string) => holdingsOf(pool, agentId),
     putMorselHashes: (datasetId: string, hashes: readonly MorselHash[]) =>

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import {
   CAPABILITY_TTL_S,
   DatasetDeleted,
@@ -21,6 +22,21 @@ import type { PlacementDeps } from '../placement/placement-deps.js';
 import { donorSpeeds } from '../placement/rate-estimates.js';
 import { throttleFields } from '../throttle-view.js';
 import { faultsOfDataset } from '../repositories/morsel-faults.js';
+
+/**
+ * An encrypted dataset's key and tags as the map carries them; nothing for one in clear. Every
+ * morsel's tag, even in a ranged map (16 bytes a morsel: 32 MiB of hex for 1 TiB; the binary
+ * pages carry hashes only).
+ */
+async function sealingOf(
+  app: FastifyInstance,
+  datasetId: string,
+): Promise<{ dataKey?: string; tags?: string }> {
+  const key = await app.dataKeys.get(datasetId);
+  if (!key) return {};
+  const tags = await app.placementRepo.getTags(datasetId);
+  return { dataKey: key.toString('base64'), tags: tags.toString('hex') };
+}
 
 /**
  * Dataset views, the read map (extents, donors, hashes, capability) and deletion. Each answers
@@ -103,10 +119,12 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
         // The route's schema describes the JSON map; a Buffer is sent as is, unserialised.
         return reply.type('application/octet-stream').send(bytes as never);
       }
-      const [extents, hashes, faults] = await Promise.all([
+      const [extents, hashes, faults, sealing] = await Promise.all([
         app.placementRepo.getPlacement(dataset.id),
         app.placementRepo.getHashes(dataset.id, range?.first, range?.count),
         faultsOfDataset(app.pg, dataset.id),
+        // The key goes with a user's read capability only: donors never read plaintext.
+        req.user ? sealingOf(app, dataset.id) : {},
       ]);
       const donorIds = [...new Set(extents.flatMap((e) => e.donors))];
       const agents = await app.agentsRepo.getMany(donorIds);
@@ -139,6 +157,7 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
         donors,
         hashes: hashes.toString('hex'),
         ...(range ? { hashesFirst: range.first } : {}),
+        ...sealing,
         capability,
         capabilityExpiresAt: new Date(exp * 1000).toISOString(),
         // Copies a scrub, start-up check or client found bad: readers skip them until repaired.

@@ -15,6 +15,7 @@ import {
 } from '@freeloader/protocol';
 import { requireAgent } from '../auth/guards.js';
 import { onJobFinished } from '../dataset-lifecycle.js';
+import { withDataKey } from '../jobs/job-keys.js';
 
 /** The agent side of the job queue: wait for work, claim, report progress, finish. */
 const jobs: FastifyPluginAsyncTypebox = async (app) => {
@@ -79,7 +80,7 @@ const jobs: FastifyPluginAsyncTypebox = async (app) => {
         resume: req.body?.resume,
       });
       for (const job of claimed) publish({ ...job, jobId: job.id, rate: 0, etaSeconds: null });
-      return claimed;
+      return Promise.all(claimed.map((job) => withDataKey(app.dataKeys, job)));
     },
   );
 

@@ -51,6 +51,10 @@ export function registerImport(program: Command): void {
       '--availability <p>',
       "target availability (e.g. 0.999): the manager picks the copy count from its donors' failure and repair rates",
     )
+    .option(
+      '--no-encrypt',
+      'store the morsels in clear on donors (public data only; by default donors hold ciphertext)',
+    )
     .option('--wait', 'wait until the import finishes, with a progress bar')
     .option('--json', 'print the dataset, probe and plan as JSON on stdout (for scripts)')
     .option('--manager <url>', 'manager URL', defaultManagerUrl())
@@ -63,6 +67,7 @@ export function registerImport(program: Command): void {
           stripeSize?: string;
           wait?: boolean;
           json?: boolean;
+          encrypt: boolean;
           manager: string;
         } & PolicyOptions &
           ReplicaOptions,
@@ -77,6 +82,7 @@ export function registerImport(program: Command): void {
             ...(opts.stripeSize ? { stripeSize: Number(opts.stripeSize) } : {}),
             ...(await policyFields(opts)),
             ...replicaFields(opts),
+            ...(opts.encrypt ? {} : { encrypt: false }),
           };
           const res = await client.request<ImportResult>('POST', '/datasets', body);
           console.error(

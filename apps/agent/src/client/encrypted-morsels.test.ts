@@ -1,0 +1,104 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MiB, morselsOfDonor, type DatasetMap } from '@freeloader/protocol';
+import { generateContent, startTestServer, type TestServer } from '@freeloader/sources/testing';
+import { waitFor, waitForAgentState } from '../test/cluster-harness.js';
+import { flipByte } from '../test/damage.js';
+import { sha256Hex, startDataCluster, type DataCluster } from '../test/data-cluster.js';
+
+// Encrypted morsels (issue 17 item 3) with real agents, a real manager on PostgreSQL and real
+// store files: a donor owner grepping his store finds nothing of the data; a dataset imported
+// with encrypt=false (the opt-out) shows the same grep does find it, so the first check can fail.
+let c: DataCluster;
+const servers: TestServer[] = [];
+const MARKER = Buffer.from('FREELOADER-KNOWN-MARKER-7d1f9c');
+
+beforeAll(async () => {
+  c = await startDataCluster(3, '64MiB');
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  await c?.close();
+});
+
+/** Random bytes with MARKER written every 64 KiB: every morsel holds it many times. */
+function markedContent(size: number, seed: number): Buffer {
+  const content = generateContent(size, seed);
+  for (let at = 100; at + MARKER.length < size; at += 64 * 1024) MARKER.copy(content, at);
+  return content;
+}
+
+async function importMarked(name: string, encrypt: boolean, replicas = 1) {
+  await Promise.all(c.agents.map((a) => waitForAgentState(c.tm, a.agentId, 'live')));
+  const src = await startTestServer({ content: markedContent(6 * MiB + 321, name.length) });
+  servers.push(src);
+  const d = await c.importAndWait({ uri: src.url, name, width: 3, replicas, encrypt });
+  expect(d.state).toBe('ready');
+  return { src, id: d.id };
+}
+
+const dataFile = (i: number, id: string): string =>
+  join(c.agentDirs[i]!, 'store', 'datasets', `${id}.data`);
+
+/** How many times MARKER occurs in the donors' data files of dataset `id`. */
+async function markersOnDonors(id: string): Promise<number> {
+  let found = 0;
+  for (let i = 0; i < c.agents.length; i++) {
+    const bytes = await readFile(dataFile(i, id)).catch(() => Buffer.alloc(0));
+    for (let at = bytes.indexOf(MARKER); at >= 0; at = bytes.indexOf(MARKER, at + 1)) found++;
+  }
+  return found;
+}
+
+const mapOf = (id: string): Promise<DatasetMap> =>
+  c.tm.admin.request<DatasetMap>('GET', `/datasets/${id}/map`);
+
+describe('encrypted morsels', () => {
+  it('donors store ciphertext only, the map gives the reader key and tags, get is byte-identical', async () => {
+    const { src, id } = await importMarked('enc/secret.bin', true);
+    const map = await mapOf(id);
+    expect(Buffer.from(map.dataKey!, 'base64')).toHaveLength(32);
+    expect(map.tags).toHaveLength(7 * 32);
+    expect(await markersOnDonors(id)).toBe(0);
+    // The stored hash is of the ciphertext: donors verify without the key.
+    expect(map.hashes.slice(0, 64)).not.toBe(sha256Hex(src.content.subarray(0, MiB)));
+    expect((await c.get(id)).sha256).toBe(sha256Hex(src.content));
+  }, 120_000);
+
+  it('the opt-out stores the data in clear (so the grep above can find it) and reads the same', async () => {
+    const { src, id } = await importMarked('enc/public.bin', false);
+    const map = await mapOf(id);
+    expect(map.dataKey).toBeUndefined();
+    expect(map.tags).toBeUndefined();
+    expect(await markersOnDonors(id)).toBeGreaterThanOrEqual(6 * 16);
+    expect(map.hashes.slice(0, 64)).toBe(sha256Hex(src.content.subarray(0, MiB)));
+    expect((await c.get(id)).sha256).toBe(sha256Hex(src.content));
+  }, 120_000);
+
+  it('a flipped ciphertext byte is rejected; the morsel comes from the source, sealed and checked', async () => {
+    // One copy: the reader must ask donor 0 for its morsel, and only the source has it whole.
+    const { src, id } = await importMarked('enc/flipped.bin', true, 1);
+    const map = await mapOf(id);
+    const donor = c.agents[0]!.agentId;
+    const held = [...new Set(map.extents.flatMap((e) => morselsOfDonor(e, donor)))].sort(
+      (a, b) => a - b,
+    );
+    // Slots follow index order: slot 0 holds donor 0's first morsel.
+    await flipByte(dataFile(0, id), 4321);
+    const out = await c.get(id);
+    expect(out.sha256).toBe(sha256Hex(src.content));
+    expect(out.donorFailures).toBeGreaterThanOrEqual(1);
+    // The client reported the bad copy: its SHA-256 check failed before any decryption.
+    await waitFor(
+      'the bad copy in the map',
+      async () => {
+        const bad = (await mapOf(id)).badCopies ?? [];
+        return bad.some((b) => b.donor === donor && b.morsel === held[0]) || undefined;
+      },
+      60_000,
+      200,
+    );
+  }, 120_000);
+});

@@ -1,0 +1,98 @@
+import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { FreeLoaderError } from './errors.js';
+import { DATA_KEY_BYTES, MORSEL_NONCE_BYTES, MORSEL_TAG_BYTES } from './limits.js';
+
+/**
+ * Encrypted morsels (issue 17 item 3; seed 000 §4.3.2's client-side encryption filter).
+ *
+ * Each dataset import gets its own random AES-256 key, so a nonce need only be unique per morsel
+ * index: nonce = "FLm1" ‖ index (u64 BE). It depends on nothing else — not the copy, not the
+ * donor — so every copy of a morsel is the same ciphertext, donors repair by copying bytes and
+ * the SHA-256 of the stored bytes stays the one integrity reference donors check without the key.
+ * The dataset id is the AAD, so a morsel cannot be passed off as another dataset's. Re-importing
+ * (a new generation of the bytes) always comes with a new key: the same (key, nonce) never seals
+ * two different plaintexts.
+ *
+ * Sealed length = plain length (GCM is a stream mode); the 16-byte tag is kept in the map beside
+ * the hash, so morsel sizes, store slots and wire frames are unchanged.
+ */
+
+const NONCE_PREFIX = Buffer.from('FLm1', 'latin1');
+const CIPHER = 'aes-256-gcm';
+
+/** A dataset's key as the manager hands it out (base64) → 32 bytes; throws on anything else. */
+export function dataKeyOf(base64: string): Buffer {
+  const key = Buffer.from(base64, 'base64');
+  if (key.length !== DATA_KEY_BYTES) {
+    throw new FreeLoaderError('VALIDATION_FAILED', `a data key has ${DATA_KEY_BYTES} bytes`);
+  }
+  return key;
+}
+
+/**
+ * The nonce of morsel `index`.
+ *
+ * @example morselNonce(1).toString('hex') // '464c6d310000000000000001'
+ */
+export function morselNonce(index: number): Buffer {
+  const nonce = Buffer.alloc(MORSEL_NONCE_BYTES);
+  NONCE_PREFIX.copy(nonce);
+  nonce.writeBigUInt64BE(BigInt(index), NONCE_PREFIX.length);
+  return nonce;
+}
+
+/**
+ * Seal morsel `index` of `datasetId` in place: `data` becomes its ciphertext; returns the tag.
+ *
+ * @example
+ *   const tag = sealMorsel(key, id, 0, buf); // buf now holds ciphertext, same length
+ *   openMorsel(key, id, 0, buf, tag);        // and plain text again
+ */
+export function sealMorsel(key: Buffer, datasetId: string, index: number, data: Buffer): Buffer {
+  const cipher = createCipheriv(CIPHER, key, morselNonce(index), {
+    authTagLength: MORSEL_TAG_BYTES,
+  });
+  cipher.setAAD(Buffer.from(datasetId, 'utf8'));
+  // node:crypto has no in-place API: the output is copied back so callers keep their buffer.
+  const sealed = cipher.update(data);
+  sealed.copy(data);
+  cipher.final();
+  return cipher.getAuthTag();
+}
+
+/**
+ * Open morsel `index` in place (`data` becomes plain text) after checking its tag: true when
+ * opened, false when the tag does not match (wrong key, dataset, index or altered bytes), and
+ * then `data` is left as it was.
+ */
+export function openMorsel(
+  key: Buffer,
+  datasetId: string,
+  index: number,
+  data: Buffer,
+  tag: Buffer,
+): boolean {
+  const decipher = createDecipheriv(CIPHER, key, morselNonce(index), {
+    authTagLength: MORSEL_TAG_BYTES,
+  });
+  decipher.setAAD(Buffer.from(datasetId, 'utf8'));
+  decipher.setAuthTag(tag);
+  const plain = decipher.update(data);
+  try {
+    decipher.final();
+  } catch {
+    return false;
+  }
+  plain.copy(data);
+  return true;
+}
+
+/** The tag of morsel `index` in a map's `tags` (hex, 32 chars per morsel). */
+export function morselTagOf(tags: string, index: number): Buffer {
+  const hexLength = MORSEL_TAG_BYTES * 2;
+  const hex = tags.slice(index * hexLength, (index + 1) * hexLength);
+  if (hex.length !== hexLength) {
+    throw new FreeLoaderError('HASH_MISMATCH', `no AES-GCM tag known for morsel ${index}`);
+  }
+  return Buffer.from(hex, 'hex');
+}
