@@ -21,12 +21,14 @@ import { trimDataset } from './trim-dataset.js';
 let h: Harness;
 let donors: Array<{ agentId: string; auth: string }>;
 let user: string;
+/** The reading scientist, who owns the test datasets (only readers get maps). */
+let userId: string;
 const SOURCE = 'http://src.test:1';
 
 beforeAll(async () => {
   h = await startHarness();
   donors = [await h.enroll({ quotaBytes: 20 * MiB }), await h.enroll({ quotaBytes: 20 * MiB })];
-  user = (await h.login()).authorization;
+  ({ authorization: user, userId } = await h.login());
 });
 afterAll(async () => {
   await h?.close();
@@ -37,6 +39,23 @@ beforeEach(async () => {
   await h.app.pg.query('DELETE FROM reservations');
   await h.app.pg.query('DELETE FROM cache_evictions');
   await h.app.pg.query('UPDATE agents SET used_bytes = 0');
+  // Enrolment counts as a sighting, but only for STALE_AFTER_MS: on a busy machine this file
+  // outlives it, and a stale donor is no candidate for an extension. Each test's donors are live.
+  for (const d of donors) {
+    const res = await h.call({
+      method: 'POST',
+      url: '/api/v1/agents/heartbeat',
+      headers: { authorization: d.auth },
+      payload: {
+        quotaBytes: 20 * MiB,
+        usedBytes: 0,
+        freeBytes: 1024 * MiB,
+        servingRate: 0,
+        runningJobs: [],
+      },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+  }
 });
 
 /** A ready 10 MiB dataset whose first `cached` MiB are placed and committed on both donors. */
@@ -47,6 +66,7 @@ async function prefixDataset(name: string, cached = 3, pinned = false): Promise<
     sizeBytes: 10 * MiB,
     etag: '"v1"',
     state: 'ready',
+    ownerId: userId,
   });
   await h.app.pg.query('UPDATE datasets SET cached_bytes = $2, pinned = $3 WHERE id = $1', [
     d.id,
