@@ -137,15 +137,18 @@ describe('import fan-out (n = 2)', () => {
     const thawed = (await importResults(id)).get(frozen.agentId)!;
     expect(thawed.fannedOut).toBe(0);
     expect(thawed.sourceMorsels).toBe(heldBy(frozen.agentId).length);
-    // And it stored good bytes only (its data file's slots follow index order).
+    // And it stored good bytes only (its data file's slots follow index order): each slot's
+    // SHA-256 is the map's for that morsel, the hash of the stored (sealed) bytes.
     const stored = await readFile(
       join(c.agentDirs[c.agents.indexOf(frozen)]!, 'store', 'datasets', `${id}.data`),
     );
+    const { hashes } = await c.tm.admin.request<DatasetMap>('GET', `/datasets/${id}/map`);
     heldBy(frozen.agentId).forEach((m, slot) => {
-      const want = src.content.subarray(m * MiB, (m + 1) * MiB);
       expect(sha256Hex(stored.subarray(slot * MiB, (slot + 1) * MiB)), `morsel ${m}`).toBe(
-        sha256Hex(want),
+        hashes.slice(m * 64, m * 64 + 64),
       );
     });
+    // The reader's check: the whole dataset reads back as the source's bytes.
+    expect((await c.get(id)).sha256).toBe(sha256Hex(src.content));
   }, 300_000);
 });
