@@ -29,29 +29,45 @@ export class OutputFile {
   };
   private readonly onExit = (): void => this.removeTempSync();
 
+  private fileHandle: FileHandle | undefined;
+
   private constructor(
     readonly target: string,
     /** Where the bytes go until commit; null when the target is written directly. */
     readonly tempPath: string | null,
-    readonly handle: FileHandle,
   ) {
     if (tempPath === null) return;
+    // Before the temp file exists: a signal that lands while it is being created must not
+    // leave it behind (seen on a busy machine: the file was there, the handlers not yet).
     for (const s of SIGNALS) process.on(s, this.onSignal);
     process.on('exit', this.onExit);
+  }
+
+  get handle(): FileHandle {
+    if (!this.fileHandle) throw new Error('output file not open');
+    return this.fileHandle;
   }
 
   static async open(target: string): Promise<OutputFile> {
     const existing = await stat(target).catch(() => null);
     if (existing && !existing.isFile()) {
-      return new OutputFile(target, null, await open(target, 'w'));
+      const direct = new OutputFile(target, null);
+      direct.fileHandle = await open(target, 'w');
+      return direct;
     }
     const tempPath = join(
       dirname(target),
       `.${basename(target)}.freeloader-${randomBytes(6).toString('hex')}.part`,
     );
-    // Exclusive: never write through a name someone else made. An existing FILE keeps its mode.
-    const handle = await open(tempPath, 'wx', existing ? existing.mode & 0o7777 : 0o666);
-    return new OutputFile(target, tempPath, handle);
+    const out = new OutputFile(target, tempPath);
+    try {
+      // Exclusive: never write through a name someone else made. An existing FILE keeps its mode.
+      out.fileHandle = await open(tempPath, 'wx', existing ? existing.mode & 0o7777 : 0o666);
+    } catch (e) {
+      out.finish();
+      throw e;
+    }
+    return out;
   }
 
   /** Flush to disk and move the finished file into place. */
@@ -73,7 +89,7 @@ export class OutputFile {
   /** Close and remove the temp file; does nothing after {@link commit}. */
   async discard(): Promise<void> {
     if (this.done) return;
-    await this.handle.close().catch(() => undefined);
+    await this.fileHandle?.close().catch(() => undefined);
     if (this.tempPath) await unlink(this.tempPath).catch(() => undefined);
     this.finish();
   }
