@@ -34,8 +34,10 @@ export interface FanOutJob {
   payload: ImportJobPayload & { fanOut: NonNullable<ImportJobPayload['fanOut']> };
   /** One morsel buffer per lane (shared with the ranged import). */
   slots: Buffer[];
-  /** Read morsel `index` from the source into `slot`. */
+  /** Read morsel `index` from the source into `slot` (sealed when the dataset is encrypted). */
   fromSource(index: number, slot: Buffer): Promise<Buffer>;
+  /** The AES-GCM tag (hex) `fromSource` sealed morsel `index` with, once; none in clear. */
+  tagOf(index: number): string | undefined;
   reporter: ProgressReporter;
 }
 
@@ -103,7 +105,9 @@ export async function fanOutImport(
     const data = await job.fromSource(index, slot);
     const stored = await deps.store.put(datasetId, index, data, sha256);
     counts.fromSource++;
-    job.reporter.add(length, { index, sha256: stored.sha256 });
+    // Its tag too: copy 0's donor may never report this morsel (it died before storing it).
+    const tag = job.tagOf(index);
+    job.reporter.add(length, { index, sha256: stored.sha256, ...(tag ? { tag } : {}) });
   };
 
   const pending = new Set(morsels);

@@ -46,6 +46,10 @@ async function killMidImport(
     uri: from.url,
     name,
     replicas: 2,
+    // In clear: with encryption on, a survivor on two donors was seen storing its morsels
+    // unsealed (no tags, hashes of plaintext) — an open defect of fan-out + encryption under a
+    // donor's death, tracked in issue 15's notes; this test is about re-placement.
+    encrypt: false,
   });
   const id = res.dataset!.id;
   const victim = await waitFor(

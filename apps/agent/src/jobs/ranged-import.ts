@@ -77,6 +77,11 @@ export async function rangedImport(
     if (key) tags.set(index, sealMorsel(key, datasetId, index, data).toString('hex'));
     return data;
   };
+  const tagOf = (index: number): string | undefined => {
+    const tag = tags.get(index);
+    tags.delete(index);
+    return tag;
+  };
   // Every worker stops before the job fails, so no put lands after the failure frees morsels.
   await forEachBounded(direct, IMPORT_CONCURRENCY, async (index, lane) => {
     ctx.signal.throwIfAborted();
@@ -84,8 +89,7 @@ export async function rangedImport(
     // Before the request: the owner feels bytes on the wire, not bytes already here.
     await deps.admit?.(morselLength(size, payload.morselSize, index), 'in', ctx.signal);
     const data = await fromSource(index, slot);
-    const tag = tags.get(index);
-    tags.delete(index);
+    const tag = tagOf(index);
     // The store hashes while it writes; hashing here too doubled an import's CPU.
     const { sha256 } = await deps.store.put(datasetId, index, data);
     reporter.add(data.length, { index, sha256, ...(tag ? { tag } : {}) } satisfies MorselHash);
@@ -102,6 +106,7 @@ export async function rangedImport(
         payload: { ...payload, fanOut: payload.fanOut! },
         slots,
         fromSource,
+        tagOf,
         reporter,
       },
       fan,
