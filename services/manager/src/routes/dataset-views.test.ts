@@ -8,12 +8,15 @@ let dsId: string;
 const agentIds: string[] = [];
 beforeAll(async () => {
   h = await startHarness();
-  user = (await h.login('scientist')).authorization;
+  // The reader owns the datasets: lists and views show only what a user may read.
+  const reader = await h.login('scientist');
+  user = reader.authorization;
   for (const path of ['climate/tas_2020.nc', 'climate/pr_2020.nc', 'genomics/100%_reads.bam']) {
     await h.app.namespaceRepo.createDataset({
       path,
       sizeBytes: 5 * 1048576 + 7,
       sourceUri: `http://x/${path}`,
+      ownerId: reader.userId,
     });
   }
   dsId = (await h.app.namespaceRepo.getByPath('climate/tas_2020.nc'))!.id;

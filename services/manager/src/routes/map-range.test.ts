@@ -15,13 +15,16 @@ const hashes = Buffer.concat(
 
 beforeAll(async () => {
   h = await startHarness();
-  user = (await h.login('scientist')).authorization;
+  // The reader owns the dataset: maps go only to users who may read it.
+  const reader = await h.login('scientist');
+  user = reader.authorization;
   const donor = await h.enroll();
   const ds = await h.app.namespaceRepo.createDataset({
     path: 'ranges/x',
     sizeBytes: MORSELS * 65536,
     morselSize: 65536,
     state: 'ready',
+    ownerId: reader.userId,
   });
   id = ds.id;
   await setPlacement(h.app.pg, id, [

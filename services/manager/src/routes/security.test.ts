@@ -16,6 +16,8 @@ const PUBLIC = new Set([
   'GET /api/v1/health',
   'POST /api/v1/auth/login',
   'POST /api/v1/agents/enroll',
+  // The manager's CA certificate: public, fetched before enrolment to check its fingerprint.
+  'GET /api/v1/tls/ca',
 ]);
 
 /** Every API route from the served OpenAPI description, path parameters filled in. */
