@@ -17,7 +17,9 @@ import { DATA_KEY_BYTES, MORSEL_NONCE_BYTES, MORSEL_TAG_BYTES } from './limits.j
  * the hash, so morsel sizes, store slots and wire frames are unchanged.
  */
 
-const NONCE_PREFIX = Buffer.from('FLm1', 'latin1');
+// A string, not a Buffer: this module is in the package the console's browser bundle imports,
+// where a Buffer made at load time throws (no Buffer there) and blanks the whole page.
+const NONCE_PREFIX = 'FLm1';
 const CIPHER = 'aes-256-gcm';
 
 /** A dataset's key as the manager hands it out (base64) → 32 bytes; throws on anything else. */
@@ -36,7 +38,7 @@ export function dataKeyOf(base64: string): Buffer {
  */
 export function morselNonce(index: number): Buffer {
   const nonce = Buffer.alloc(MORSEL_NONCE_BYTES);
-  NONCE_PREFIX.copy(nonce);
+  nonce.write(NONCE_PREFIX, 0, 'latin1');
   nonce.writeBigUInt64BE(BigInt(index), NONCE_PREFIX.length);
   return nonce;
 }
