@@ -27,6 +27,12 @@ export interface FanOutCounts {
   fromSource: number;
 }
 
+/** A morsel read from the source: its bytes (sealed when encrypted) and then its tag, hex. */
+export interface SourceMorsel {
+  data: Buffer;
+  tag?: string;
+}
+
 /** What a fan-out needs from the ranged import that runs it. */
 export interface FanOutJob {
   jobId: string;
@@ -35,9 +41,7 @@ export interface FanOutJob {
   /** One morsel buffer per lane (shared with the ranged import). */
   slots: Buffer[];
   /** Read morsel `index` from the source into `slot` (sealed when the dataset is encrypted). */
-  fromSource(index: number, slot: Buffer): Promise<Buffer>;
-  /** The AES-GCM tag (hex) `fromSource` sealed morsel `index` with, once; none in clear. */
-  tagOf(index: number): string | undefined;
+  fromSource(index: number, slot: Buffer): Promise<SourceMorsel>;
   reporter: ProgressReporter;
 }
 
@@ -102,11 +106,10 @@ export async function fanOutImport(
         ctx.log.warn({ morsel: index, donor: url, err: String(e) }, 'fan-out copy from source');
       }
     }
-    const data = await job.fromSource(index, slot);
+    const { data, tag } = await job.fromSource(index, slot);
     const stored = await deps.store.put(datasetId, index, data, sha256);
     counts.fromSource++;
     // Its tag too: copy 0's donor may never report this morsel (it died before storing it).
-    const tag = job.tagOf(index);
     job.reporter.add(length, { index, sha256: stored.sha256, ...(tag ? { tag } : {}) });
   };
 

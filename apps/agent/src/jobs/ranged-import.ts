@@ -8,7 +8,7 @@ import {
 } from '@freeloader/protocol';
 import type { Source, SourceInfo } from '@freeloader/sources';
 import { forEachBounded } from './bounded-tasks.js';
-import { fanOutImport, type FanOutCounts } from './fan-out-import.js';
+import { fanOutImport, type FanOutCounts, type SourceMorsel } from './fan-out-import.js';
 import { IMPORT_CONCURRENCY, type ImportDeps } from './import-deps.js';
 import type { JobContext } from './job-runner.js';
 import { ProgressReporter } from './progress-reporter.js';
@@ -66,21 +66,18 @@ export async function rangedImport(
   const slots: Buffer[] = [];
   // Encrypted dataset: donors store (and hash) the sealed bytes only.
   const key = payload.dataKey === undefined ? undefined : dataKeyOf(payload.dataKey);
-  const tags = new Map<number, string>();
-  /** Morsel `index` from the source into `slot`, sealed in place when the dataset is encrypted. */
-  const fromSource = async (index: number, slot: Buffer): Promise<Buffer> => {
+  /**
+   * Morsel `index` from the source into `slot`, sealed in place when the dataset is encrypted
+   * (with the AES-GCM tag, hex, to report beside its hash).
+   */
+  const fromSource = async (index: number, slot: Buffer): Promise<SourceMorsel> => {
     const start = index * payload.morselSize;
     const end = start + morselLength(size, payload.morselSize, index);
     const data = await source.readRange(start, end, expect, ctx.signal, slot);
     // Sealing is deterministic (nonce from the morsel index): a fan-out's fallback to the source
     // stores the very ciphertext copy 0's donor stored, and matches its hash.
-    if (key) tags.set(index, sealMorsel(key, datasetId, index, data).toString('hex'));
-    return data;
-  };
-  const tagOf = (index: number): string | undefined => {
-    const tag = tags.get(index);
-    tags.delete(index);
-    return tag;
+    if (!key) return { data };
+    return { data, tag: sealMorsel(key, datasetId, index, data).toString('hex') };
   };
   // Every worker stops before the job fails, so no put lands after the failure frees morsels.
   await forEachBounded(direct, IMPORT_CONCURRENCY, async (index, lane) => {
@@ -88,8 +85,7 @@ export async function rangedImport(
     const slot = (slots[lane] ??= Buffer.allocUnsafeSlow(payload.morselSize));
     // Before the request: the owner feels bytes on the wire, not bytes already here.
     await deps.admit?.(morselLength(size, payload.morselSize, index), 'in', ctx.signal);
-    const data = await fromSource(index, slot);
-    const tag = tagOf(index);
+    const { data, tag } = await fromSource(index, slot);
     // The store hashes while it writes; hashing here too doubled an import's CPU.
     const { sha256 } = await deps.store.put(datasetId, index, data);
     reporter.add(data.length, { index, sha256, ...(tag ? { tag } : {}) } satisfies MorselHash);
@@ -106,7 +102,6 @@ export async function rangedImport(
         payload: { ...payload, fanOut: payload.fanOut! },
         slots,
         fromSource,
-        tagOf,
         reporter,
       },
       fan,
