@@ -117,8 +117,13 @@ describe(`two managers on one database (${system.url ? 'system' : 'embedded'} Po
   it('an agent heartbeating to either manager is live on both, heartbeat numbers included', async () => {
     const agent = await enroll(a);
     await heartbeat(a, agent.auth);
-    await waitFor('B to see the agent live', () => b.softState.stateOf(agent.agentId) === 'live');
-    expect(b.softState.heartbeatOf(agent.agentId)?.servingRate).toBe(7);
+    // A flush between enrolment and heartbeat shares the sighting first, its numbers next.
+    await waitFor(
+      'B to see the agent live with its heartbeat numbers',
+      () =>
+        b.softState.stateOf(agent.agentId) === 'live' &&
+        b.softState.heartbeatOf(agent.agentId)?.servingRate === 7,
+    );
     // Alternating managers every 40% of the stale window: live on both throughout, no outage.
     for (let i = 0; i < 6; i++) {
       await new Promise((r) => setTimeout(r, STALE_MS * 0.4));

@@ -116,6 +116,16 @@ describe('SoftState', () => {
     expect(soft.takeOutages()).toEqual([{ agentId: A, silentMs: 320, knownVersion: 10 }]);
   });
 
+  it('keeps the numbers of a heartbeat whose estimated age puts it before the sighting it follows', () => {
+    const { soft } = setup();
+    // Enrolment (no numbers) shared first; the heartbeat's row arrives later, its age
+    // estimate carrying more delay, so it looks older than the enrolment.
+    soft.merge([{ agentId: A, ageMs: 10, heartbeat: null, version: 1 }]);
+    soft.merge([{ agentId: A, ageMs: 30, heartbeat: hb, version: 2 }]);
+    expect(soft.heartbeatOf(A)).toEqual(hb);
+    expect(soft.lastSeenAgoMs(A)).toBe(10);
+  });
+
   it('ignores sightings older than what it assumes of agents unseen since its start', () => {
     const { soft } = setup();
     // Seen 150 ms ago elsewhere: older than start minus the stale window (100 ms).

@@ -203,6 +203,10 @@ export class SoftState {
       const seen = now - row.ageMs;
       const entry = this.entries.get(row.agentId);
       if (entry && (entry.version ?? 0) < row.version) entry.version = row.version;
+      // Age estimates carry each manager's write and read delays (tens of ms on a busy
+      // machine), so a heartbeat can look older than the enrollment that preceded it: its
+      // numbers are still better than none.
+      if (entry && !entry.heartbeat && row.heartbeat) entry.heartbeat = row.heartbeat;
       if (seen <= (entry?.lastSeen ?? floor)) continue;
       const announced = entry?.announced ?? this.stateOf(row.agentId);
       this.entries.set(row.agentId, {

@@ -89,7 +89,8 @@ export async function startTestManager(overrides: Partial<Config> = {}): Promise
     host: '127.0.0.1',
     port: 0,
     embeddedPgPort: await freePort(),
-    logLevel: 'silent',
+    // FREELOADER_TEST_LOG=error shows the manager's own account of a failing test.
+    logLevel: process.env.FREELOADER_TEST_LOG ?? 'silent',
     softStateFlushMs: 500,
     // The tests' sources are test servers on loopback: allowed here, on purpose.
     sourceAllow: [...LOOPBACK_SOURCES],

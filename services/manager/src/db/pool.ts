@@ -21,11 +21,54 @@ export function createPool(connectionString: string, max = 10): pg.Pool {
 }
 
 /**
- * Run `fn` in a transaction on one pooled client: COMMIT when it resolves, ROLLBACK when it throws.
+ * SQLSTATEs of a transaction PostgreSQL rolled back to break a deadlock (40P01) or a
+ * serialization conflict (40001): nothing of it was applied, and running it again is the
+ * documented remedy.
+ */
+const RETRYABLE_STATES = new Set(['40P01', '40001']);
+
+/** Attempts of a transaction that keeps losing deadlocks before its error reaches the caller. */
+export const TRANSACTION_ATTEMPTS = 4;
+
+/** Whether `err` is PostgreSQL rolling a transaction back to break a deadlock or conflict. */
+export function isRetryableConflict(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && RETRYABLE_STATES.has(code);
+}
+
+export interface TransactionOptions {
+  /**
+   * Run `fn` again (up to {@link TRANSACTION_ATTEMPTS} times) when PostgreSQL aborts it to
+   * break a deadlock. Default true; a caller whose `fn` has effects outside this transaction
+   * (its own transactions, in-memory state) passes false.
+   */
+  retryConflicts?: boolean;
+}
+
+/**
+ * Run `fn` in a transaction on one pooled client: COMMIT when it resolves, ROLLBACK when it
+ * throws. A transaction PostgreSQL aborted to break a deadlock is run again from the start
+ * (short random pause first), so the caller sees a deadlock only after repeated losses.
  *
  * @example await withTransaction(pool, async (tx) => { await tx.query('...'); })
  */
 export async function withTransaction<T>(
+  pool: pg.Pool,
+  fn: (tx: pg.PoolClient) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
+  const attempts = options.retryConflicts === false ? 1 : TRANSACTION_ATTEMPTS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transactionOnce(pool, fn);
+    } catch (e) {
+      if (attempt >= attempts || !isRetryableConflict(e)) throw e;
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+    }
+  }
+}
+
+async function transactionOnce<T>(
   pool: pg.Pool,
   fn: (tx: pg.PoolClient) => Promise<T>,
 ): Promise<T> {

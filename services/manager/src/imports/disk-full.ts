@@ -125,60 +125,65 @@ export async function replaceFullDonor(
   const lengthOf = (m: number): number => morselLength(dataset.sizeBytes, dataset.morselSize, m);
   const reserved: string[] = [];
   try {
-    return await withTransaction(deps.pg, async (tx) => {
-      if ((await lockDatasetState(tx, dataset.id, 'placement')) !== 'importing') return undefined;
-      const extents = await getPlacement(tx, dataset.id);
-      const candidates = (await placementCandidates(deps)).filter((c) => c.id !== full);
-      const holdersOf = (chunk: Chunk): Set<string> => {
-        const others = extents.filter((e) => e.copy !== chunk.copy);
-        return new Set(chunk.morsels.flatMap((m) => donorsOfMorsel(others, m)));
-      };
-      const targets = targetChunks(chunksOf(extents, full), candidates, lengthOf, holdersOf);
-      if (!targets.ok) return `donor ${full}${what} and ${targets.reason}`;
-      if (targets.moves.length === 0) return undefined;
-      // Each reservation is admitted under its donor's row lock (its own transaction): a donor
-      // that lost its room meanwhile makes this throw NO_SPACE, and the import fails.
-      const ttlSeconds = reservationTtlSeconds(dataset.sizeBytes);
-      const placed = reassign(extents, full, targets.moves);
-      for (const [agentId, bytes] of targets.bytes) {
-        const r = await deps.reservationsRepo.reserve({
-          agentId,
-          bytes,
-          datasetId: dataset.id,
-          ttlSeconds,
-        });
-        reserved.push(r.id);
-      }
-      const payloadOf = await importPayload(
-        deps,
-        dataset.id,
-        {
-          bytesPerDonor: targets.bytes,
-          morselSize: dataset.morselSize,
-          extents: movedExtents(targets.moves),
-        },
-        payload.source,
-        `agent:${full}`,
-        placed,
-      );
-      await setPlacement(tx, dataset.id, placed);
-      await deps.reservationsRepo.releaseDataset(tx, dataset.id, full);
-      for (const [agentId, bytes] of targets.bytes) {
-        await enqueueJob(tx, {
-          kind: 'import',
-          datasetId: dataset.id,
-          agentId,
-          payload: payloadOf('ranged', agentId),
-          totalBytes: bytes,
-        });
-      }
-      deps.log.warn(
-        { dataset: dataset.id, full, to: Object.fromEntries(targets.bytes) },
-        `donor ${loss === 'dead' ? 'died' : 'disk full'}: its share of the import moved to donors with room`,
-      );
-      reserved.length = 0; // committed with the placement: theirs now
-      return undefined;
-    });
+    return await withTransaction(
+      deps.pg,
+      async (tx) => {
+        if ((await lockDatasetState(tx, dataset.id, 'placement')) !== 'importing') return undefined;
+        const extents = await getPlacement(tx, dataset.id);
+        const candidates = (await placementCandidates(deps)).filter((c) => c.id !== full);
+        const holdersOf = (chunk: Chunk): Set<string> => {
+          const others = extents.filter((e) => e.copy !== chunk.copy);
+          return new Set(chunk.morsels.flatMap((m) => donorsOfMorsel(others, m)));
+        };
+        const targets = targetChunks(chunksOf(extents, full), candidates, lengthOf, holdersOf);
+        if (!targets.ok) return `donor ${full}${what} and ${targets.reason}`;
+        if (targets.moves.length === 0) return undefined;
+        // Each reservation is admitted under its donor's row lock (its own transaction): a donor
+        // that lost its room meanwhile makes this throw NO_SPACE, and the import fails.
+        const ttlSeconds = reservationTtlSeconds(dataset.sizeBytes);
+        const placed = reassign(extents, full, targets.moves);
+        for (const [agentId, bytes] of targets.bytes) {
+          const r = await deps.reservationsRepo.reserve({
+            agentId,
+            bytes,
+            datasetId: dataset.id,
+            ttlSeconds,
+          });
+          reserved.push(r.id);
+        }
+        const payloadOf = await importPayload(
+          deps,
+          dataset.id,
+          {
+            bytesPerDonor: targets.bytes,
+            morselSize: dataset.morselSize,
+            extents: movedExtents(targets.moves),
+          },
+          payload.source,
+          `agent:${full}`,
+          placed,
+        );
+        await setPlacement(tx, dataset.id, placed);
+        await deps.reservationsRepo.releaseDataset(tx, dataset.id, full);
+        for (const [agentId, bytes] of targets.bytes) {
+          await enqueueJob(tx, {
+            kind: 'import',
+            datasetId: dataset.id,
+            agentId,
+            payload: payloadOf('ranged', agentId),
+            totalBytes: bytes,
+          });
+        }
+        deps.log.warn(
+          { dataset: dataset.id, full, to: Object.fromEntries(targets.bytes) },
+          `donor ${loss === 'dead' ? 'died' : 'disk full'}: its share of the import moved to donors with room`,
+        );
+        reserved.length = 0; // committed with the placement: theirs now
+        return undefined;
+        // Not retried on a deadlock: its reservations are made in their own transactions.
+      },
+      { retryConflicts: false },
+    );
   } finally {
     // Not placed after all (an error): give the new reservations back.
     for (const id of reserved) await deps.reservationsRepo.release(id).catch(() => undefined);

@@ -185,8 +185,15 @@ export function createAgentsRepo(pool: pg.Pool) {
     async flushSoftState(rows: readonly SoftStateRow[]): Promise<void> {
       if (rows.length === 0) return;
       const hb = rows.map((r) => r.heartbeat);
+      // Rows locked in id order first, as every multi-agent transaction (reserve, trim,
+      // repair) locks them: an UPDATE alone takes them in whatever order its join yields,
+      // and deadlocked with a prefix cut under load (500 on PUT /datasets/:id/cached).
       await pool.query(
-        `UPDATE agents a SET
+        `WITH locked AS (
+           SELECT id FROM agents WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL
+           ORDER BY id FOR UPDATE
+         )
+         UPDATE agents a SET
            last_seen_at = v.seen_at,
            quota_bytes = coalesce(v.quota, a.quota_bytes),
            reported_used_bytes = coalesce(v.used, a.reported_used_bytes),
@@ -194,8 +201,9 @@ export function createAgentsRepo(pool: pg.Pool) {
            serving_rate = coalesce(v.rate, a.serving_rate),
            throttle = coalesce(v.throttle, a.throttle)
          FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::bigint[],
-                     $6::float8[], $7::text[]) AS v(id, seen_at, quota, used, free, rate, throttle)
-         WHERE a.id = v.id AND a.revoked_at IS NULL`,
+                     $6::float8[], $7::text[]) AS v(id, seen_at, quota, used, free, rate, throttle),
+              locked
+         WHERE a.id = v.id AND a.id = locked.id`,
         [
           rows.map((r) => r.agentId),
           rows.map((r) => r.seenAt),

@@ -77,7 +77,8 @@ export async function writeSightings(
        ON CONFLICT (agent_id) DO UPDATE SET
          seen_at = greatest(l.seen_at, EXCLUDED.seen_at),
          heartbeat = CASE WHEN EXCLUDED.seen_at >= l.seen_at
-                          THEN coalesce(EXCLUDED.heartbeat, l.heartbeat) ELSE l.heartbeat END,
+                          THEN coalesce(EXCLUDED.heartbeat, l.heartbeat)
+                          ELSE coalesce(l.heartbeat, EXCLUDED.heartbeat) END,
          version = EXCLUDED.version
        RETURNING agent_id, version`,
       [
