@@ -23,7 +23,8 @@ export default fp(
       );
     }
     const pool = createPool(url);
-    pool.on('error', (err) => app.log.error({ err }, 'idle PostgreSQL client failed'));
+    // A warning, not an error: handled (the pool drops the client), and routine when the server restarts.
+    pool.on('error', (err) => app.log.warn({ err }, 'idle PostgreSQL client failed'));
     app.decorate('pg', pool);
     app.addHook('onClose', async () => {
       await pool.end();
