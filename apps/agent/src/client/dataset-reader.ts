@@ -306,6 +306,9 @@ export class DatasetReader {
       const start = index * morselSize;
       const bytes = await this.opts.fromSource(start, start + length);
       bytes.copy(target);
+      // Never stored (the uncached suffix of a prefix import, read without a patch plan): no
+      // tag to check it by, and the source, pinned to the imported version, is the reference.
+      if (this.sealing && !this.sealing.hasTag(index)) return target.subarray(0, length);
       this.sealing?.seal(index, target.subarray(0, length));
       if (!(await verified())) {
         throw new FreeLoaderError(

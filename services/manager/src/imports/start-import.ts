@@ -97,8 +97,8 @@ export async function startImport(
   // Donors store ciphertext only, unless the importer says the data is public — a dataset cached
   // as a prefix too. Skipping those made an import silently clear whenever placement found no
   // room for all of it (on a busy machine, donors whose heartbeat went stale drop out of the
-  // candidates), with no tags and plaintext hashes: the dead-donor test's "survivor storing
-  // unsealed morsels". Its suffix is patched and checked by the reader, which has the key
+  // candidates), with no tags and plaintext hashes — the one path found that matches the
+  // dead-donor test's "survivor storing unsealed morsels" (not reproduced since). Its suffix is patched and checked by the reader, which has the key
   // (suffix-check.ts); extensions seal like any import.
   if (req.encrypt !== false) await deps.dataKeys.create(dataset.id);
   await recordStarter(deps.pg, dataset.id, path, userIdOf(who));
