@@ -1,6 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { dataKeyOf, morselNonce, morselTagOf, openMorsel, sealMorsel } from './morsel-seal.js';
+import {
+  dataKeyOf,
+  hasMorselTag,
+  morselNonce,
+  morselTagOf,
+  openMorsel,
+  plainMatchesTag,
+  sealMorsel,
+} from './morsel-seal.js';
 
 const ID = '0f8fad5b-d9cb-469f-a165-70867728950e';
 
@@ -44,5 +52,18 @@ describe('sealed morsels', () => {
     const tags = 'aa'.repeat(16) + 'bb'.repeat(16);
     expect(morselTagOf(tags, 1).toString('hex')).toBe('bb'.repeat(16));
     expect(() => morselTagOf(tags, 2)).toThrow(/no AES-GCM tag/);
+  });
+
+  it('checks plain text against a tag without changing it; knows which morsels have a tag', () => {
+    const sealed = Buffer.from(plain);
+    const tag = sealMorsel(key, ID, 7, sealed);
+    const data = Buffer.from(plain);
+    expect(plainMatchesTag(key, ID, 7, data, tag)).toBe(true);
+    expect(data.equals(plain)).toBe(true);
+    expect(plainMatchesTag(key, ID, 8, data, tag)).toBe(false);
+    data[9] = data[9]! ^ 1;
+    expect(plainMatchesTag(key, ID, 7, data, tag)).toBe(false);
+    const tags = '00'.repeat(16) + tag.toString('hex');
+    expect([0, 1, 2].map((i) => hasMorselTag(tags, i))).toEqual([false, true, false]);
   });
 });

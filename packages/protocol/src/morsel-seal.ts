@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { createCipheriv, createDecipheriv, timingSafeEqual } from 'node:crypto';
 import { FreeLoaderError } from './errors.js';
 import { DATA_KEY_BYTES, MORSEL_NONCE_BYTES, MORSEL_TAG_BYTES } from './limits.js';
 
@@ -89,6 +89,31 @@ export function openMorsel(
   return true;
 }
 
+/**
+ * Whether plain bytes `data` are morsel `index` of `datasetId` as it was sealed with `tag`:
+ * seals a copy (the nonce depends on the index only, so the same plain text always gives the
+ * same tag) and compares tags; `data` is left as it was. This is how a reader checks plain
+ * text it did not get from a donor (a patching node's download) against the map's tag.
+ *
+ * @example plainMatchesTag(key, id, 3, plain, morselTagOf(map.tags, 3)) // → true unless altered
+ */
+export function plainMatchesTag(
+  key: Buffer,
+  datasetId: string,
+  index: number,
+  data: Buffer,
+  tag: Buffer,
+): boolean {
+  const cipher = createCipheriv(CIPHER, key, morselNonce(index), {
+    authTagLength: MORSEL_TAG_BYTES,
+  });
+  cipher.setAAD(Buffer.from(datasetId, 'utf8'));
+  cipher.update(data); // the ciphertext itself is not needed, only the tag over it
+  cipher.final();
+  const sealed = cipher.getAuthTag();
+  return sealed.length === tag.length && timingSafeEqual(sealed, tag);
+}
+
 /** The tag of morsel `index` in a map's `tags` (hex, 32 chars per morsel). */
 export function morselTagOf(tags: string, index: number): Buffer {
   const hexLength = MORSEL_TAG_BYTES * 2;
@@ -97,4 +122,16 @@ export function morselTagOf(tags: string, index: number): Buffer {
     throw new FreeLoaderError('HASH_MISMATCH', `no AES-GCM tag known for morsel ${index}`);
   }
   return Buffer.from(hex, 'hex');
+}
+
+/**
+ * Whether a map's `tags` hold a tag for morsel `index` (a morsel never stored — the uncached
+ * suffix of a dataset imported as a prefix — has none: missing, or all zeros).
+ *
+ * @example hasMorselTag('00'.repeat(16) + 'ab'.repeat(16), 0) // → false (index 1: true)
+ */
+export function hasMorselTag(tags: string, index: number): boolean {
+  const hexLength = MORSEL_TAG_BYTES * 2;
+  const hex = tags.slice(index * hexLength, (index + 1) * hexLength);
+  return hex.length === hexLength && /[^0]/.test(hex);
 }

@@ -6,6 +6,7 @@ import { HedgedFetch, type DonorRate } from './hedged-fetch.js';
 import { MorselLocator, placeNodes } from './morsel-locator.js';
 import { MorselSealing } from './morsel-sealing.js';
 import { MorselSlab } from './morsel-slab.js';
+import { suffixCheck } from './suffix-check.js';
 import { SuffixReader } from './suffix-reader.js';
 
 export { PER_DONOR_IN_FLIGHT, type DonorRate } from './hedged-fetch.js';
@@ -285,7 +286,9 @@ export class DatasetReader {
     const place = this.locator.locate(index);
     // The uncached suffix comes from the patching nodes, verified by the suffix reader.
     if (place.kind === 'patching') {
-      return this.suffix!.readVerified(index, length, expected, target, hash, signal);
+      const plain = (): Buffer => target.subarray(0, length);
+      const check = suffixCheck({ index, expected, hash, plain, sealing: this.sealing });
+      return this.suffix!.readVerified(index, length, target, check, signal);
     }
     const copies = place.kind === 'donors' ? [...place.copies] : [];
     const at = prefer ? copies.indexOf(prefer) : -1;
@@ -303,6 +306,9 @@ export class DatasetReader {
       const start = index * morselSize;
       const bytes = await this.opts.fromSource(start, start + length);
       bytes.copy(target);
+      // Never stored (the uncached suffix of a prefix import, read without a patch plan): no
+      // tag to check it by, and the source, pinned to the imported version, is the reference.
+      if (this.sealing && !this.sealing.hasTag(index)) return target.subarray(0, length);
       this.sealing?.seal(index, target.subarray(0, length));
       if (!(await verified())) {
         throw new FreeLoaderError(

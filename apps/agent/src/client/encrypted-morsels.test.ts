@@ -1,18 +1,16 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MiB, morselsOfDonor, type DatasetMap } from '@freeloader/protocol';
-import { generateContent, startTestServer, type TestServer } from '@freeloader/sources/testing';
+import { startTestServer, type TestServer } from '@freeloader/sources/testing';
 import { waitFor, waitForAgentState } from '../test/cluster-harness.js';
 import { flipByte } from '../test/damage.js';
 import { sha256Hex, startDataCluster, type DataCluster } from '../test/data-cluster.js';
+import { donorDataFile, markedContent, markersOnDonors } from '../test/plaintext-marker.js';
 
 // Encrypted morsels (issue 17 item 3) with real agents, a real manager on PostgreSQL and real
 // store files: a donor owner grepping his store finds nothing of the data; a dataset imported
 // with encrypt=false (the opt-out) shows the same grep does find it, so the first check can fail.
 let c: DataCluster;
 const servers: TestServer[] = [];
-const MARKER = Buffer.from('FREELOADER-KNOWN-MARKER-7d1f9c');
 
 beforeAll(async () => {
   c = await startDataCluster(3, '64MiB');
@@ -23,13 +21,6 @@ afterAll(async () => {
   await c?.close();
 });
 
-/** Random bytes with MARKER written every 64 KiB: every morsel holds it many times. */
-function markedContent(size: number, seed: number): Buffer {
-  const content = generateContent(size, seed);
-  for (let at = 100; at + MARKER.length < size; at += 64 * 1024) MARKER.copy(content, at);
-  return content;
-}
-
 async function importMarked(name: string, encrypt: boolean, replicas = 1) {
   await Promise.all(c.agents.map((a) => waitForAgentState(c.tm, a.agentId, 'live')));
   const src = await startTestServer({ content: markedContent(6 * MiB + 321, name.length) });
@@ -39,18 +30,8 @@ async function importMarked(name: string, encrypt: boolean, replicas = 1) {
   return { src, id: d.id };
 }
 
-const dataFile = (i: number, id: string): string =>
-  join(c.agentDirs[i]!, 'store', 'datasets', `${id}.data`);
-
-/** How many times MARKER occurs in the donors' data files of dataset `id`. */
-async function markersOnDonors(id: string): Promise<number> {
-  let found = 0;
-  for (let i = 0; i < c.agents.length; i++) {
-    const bytes = await readFile(dataFile(i, id)).catch(() => Buffer.alloc(0));
-    for (let at = bytes.indexOf(MARKER); at >= 0; at = bytes.indexOf(MARKER, at + 1)) found++;
-  }
-  return found;
-}
+const dataFile = (i: number, id: string): string => donorDataFile(c.agentDirs[i]!, id);
+const markersOn = (id: string): Promise<number> => markersOnDonors(c.agentDirs, id);
 
 const mapOf = (id: string): Promise<DatasetMap> =>
   c.tm.admin.request<DatasetMap>('GET', `/datasets/${id}/map`);
@@ -61,7 +42,7 @@ describe('encrypted morsels', () => {
     const map = await mapOf(id);
     expect(Buffer.from(map.dataKey!, 'base64')).toHaveLength(32);
     expect(map.tags).toHaveLength(7 * 32);
-    expect(await markersOnDonors(id)).toBe(0);
+    expect(await markersOn(id)).toBe(0);
     // The stored hash is of the ciphertext: donors verify without the key.
     expect(map.hashes.slice(0, 64)).not.toBe(sha256Hex(src.content.subarray(0, MiB)));
     expect((await c.get(id)).sha256).toBe(sha256Hex(src.content));
@@ -72,7 +53,7 @@ describe('encrypted morsels', () => {
     const map = await mapOf(id);
     expect(map.dataKey).toBeUndefined();
     expect(map.tags).toBeUndefined();
-    expect(await markersOnDonors(id)).toBeGreaterThanOrEqual(6 * 16);
+    expect(await markersOn(id)).toBeGreaterThanOrEqual(6 * 16);
     expect(map.hashes.slice(0, 64)).toBe(sha256Hex(src.content.subarray(0, MiB)));
     expect((await c.get(id)).sha256).toBe(sha256Hex(src.content));
   }, 120_000);

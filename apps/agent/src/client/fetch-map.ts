@@ -35,10 +35,10 @@ export async function fetchMap(manager: ManagerClient, dataset: string): Promise
       `dataset ${map.dataset.path} is ${map.dataset.state}${map.dataset.error ? `: ${map.dataset.error}` : ''}`,
     );
   }
-  // Partly cached (seed 002): start patching the suffix now, while the prefix is read. An
-  // encrypted dataset cut to a prefix (eviction, `cache cut`) reads its suffix from the source
-  // instead, sealing and checking each morsel by its tag: patch nodes do not seal (yet).
-  if (map.dataKey === undefined) await attachSuffixPlan(manager, map);
+  // Partly cached (seed 002): start patching the suffix now, while the prefix is read. Encrypted
+  // datasets too: the nodes serve the source's plain bytes, which the reader checks against the
+  // map's tags (suffix-check.ts).
+  await attachSuffixPlan(manager, map);
   return map;
 }
 

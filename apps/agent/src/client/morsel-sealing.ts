@@ -1,7 +1,9 @@
 import {
   dataKeyOf,
+  hasMorselTag,
   morselTagOf,
   openMorsel,
+  plainMatchesTag,
   sealMorsel,
   type DatasetMap,
 } from '@freeloader/protocol';
@@ -56,6 +58,24 @@ export class MorselSealing {
   openHere(index: number, data: Buffer): boolean {
     const { key, datasetId, tag } = this.sealOf(index);
     return openMorsel(key, datasetId, index, data, tag);
+  }
+
+  /**
+   * Whether the manager holds a tag for morsel `index`: every morsel ever stored has one; the
+   * uncached suffix of a dataset imported as a prefix has none until an extension stores it.
+   */
+  hasTag(index: number): boolean {
+    return hasMorselTag(this.tags, index);
+  }
+
+  /**
+   * Whether plain bytes `data` (a patching node's download of the source) are morsel `index` as
+   * it was sealed: its tag recomputed matches the map's. False when the map has no tag for it.
+   */
+  matchesPlain(index: number, data: Buffer): boolean {
+    if (!this.hasTag(index)) return false;
+    const { key, datasetId, tag } = this.sealOf(index);
+    return plainMatchesTag(key, datasetId, index, data, tag);
   }
 
   private sealOf(index: number): Seal {

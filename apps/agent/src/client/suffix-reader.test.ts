@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MiB, type DatasetMap, type SuffixPlan } from '@freeloader/protocol';
 import { startTestServer, type TestServer } from '@freeloader/sources/testing';
+import { suffixCheck } from './suffix-check.js';
 import { SuffixReader } from './suffix-reader.js';
 
 const servers: TestServer[] = [];
@@ -57,13 +58,19 @@ describe('SuffixReader', () => {
     const expected = srv.content.subarray(3 * MiB, 4 * MiB);
     const hash = async () => sha(target);
     // Known hash: checked against it. Unknown (zeros): the pinned source read stands.
+    const checkOf = (expected: string) =>
+      suffixCheck({ index: 3, expected, hash, plain: () => target, sealing: undefined });
     for (const known of [sha(expected), '0'.repeat(64)]) {
-      const got = await reader.readVerified(3, MiB, known, target, hash);
+      const got = await reader.readVerified(3, MiB, target, checkOf(known));
       expect(sha(got)).toBe(sha(expected));
     }
+    // Source bytes that do not match the manager's hash fail loudly.
+    await expect(
+      reader.readVerified(3, MiB, target, checkOf('ab'.repeat(32))),
+    ).rejects.toMatchObject({ code: 'SOURCE_CHANGED' });
     // The source changed since: its If-Match read fails loudly.
     srv.setContent(Buffer.alloc(6 * MiB, 1));
-    await expect(reader.readVerified(4, MiB, '', target, hash)).rejects.toMatchObject({
+    await expect(reader.readVerified(4, MiB, target, checkOf(''))).rejects.toMatchObject({
       code: 'SOURCE_CHANGED',
     });
     await reader.close();

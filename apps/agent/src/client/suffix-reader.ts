@@ -6,6 +6,7 @@ import {
 } from '@freeloader/protocol';
 import { openSource, type Source } from '@freeloader/sources';
 import { OWN_READS_POLICY } from './own-reads-policy.js';
+import type { SuffixCheck } from './suffix-check.js';
 import { PatchNodeClient } from './suffix-node-client.js';
 import { replannerOf, type Replanner } from './suffix-plan.js';
 
@@ -15,14 +16,12 @@ const MAX_REPLANS = 4;
 const KEEPALIVE_MS = 15_000;
 /** A reader unused this long stops its keep-alive (a mount replaces readers on refresh). */
 const ABANDONED_MS = 120_000;
-const ZERO_HASH = '0'.repeat(64);
 
 /**
  * The client side of a collective download (seed 002 §4.1–4.2): reads the uncached suffix of a
  * dataset from its patching nodes, morsel m from node (m − first) mod p, while the prefix comes
- * from the storage donors. Every morsel is checked: against the hash the manager holds when it
- * has one (imported before a trim, or patched before), else against the SHA-256 its downloader
- * computed, and the node must name the same source version (ETag) as the dataset. A node that
+ * from the storage donors. Every morsel is checked by the reader's {@link SuffixCheck}, and
+ * the node must name the same source version (ETag) as the dataset. A node that
  * fails is replaced by asking the manager for a new session from the first morsel not yet
  * read; a morsel that can no longer be patched is read from the source by Range, pinned to the
  * imported version. A changed source fails the read with SOURCE_CHANGED.
@@ -95,24 +94,22 @@ export class SuffixReader {
   }
 
   /**
-   * Morsel `index` into `target`, verified: `hash()` computes the SHA-256 of the bytes now in
-   * `target`; `expected` is the manager's hash ('' or zeros when it has none).
+   * Morsel `index` into `target`, verified by `check` (see {@link SuffixCheck}): from its
+   * patching node, else from the source pinned to the imported version.
    */
   async readVerified(
     index: number,
     length: number,
-    expected: string,
     target: Buffer,
-    hash: () => Promise<string>,
+    check: SuffixCheck,
     signal?: AbortSignal,
   ): Promise<Buffer> {
-    const known = expected.length === 64 && expected !== ZERO_HASH ? expected : null;
     const got = await this.fromNodes(index, length, target, signal);
-    if (got && (await hash()) === (known ?? got.sha256)) return this.done(index, got.data);
+    if (got && (await check(got.sha256))) return this.done(index, got.data);
     // Lost, corrupted, or no node left: the source itself, pinned to the imported version.
     const bytes = await this.fromSource(index, length, signal);
     bytes.copy(target);
-    if (known && (await hash()) !== known) {
+    if (!(await check(undefined))) {
       throw new FreeLoaderError(
         'SOURCE_CHANGED',
         `morsel ${index} from the source does not match the dataset's hash: the source changed`,

@@ -4,6 +4,8 @@ import {
   MiB,
   donorsOfMorsel,
   morselCount,
+  morselTagOf,
+  MORSEL_TAG_BYTES,
   type DatasetMap,
   type DatasetView,
   type ImportResponse,
@@ -12,12 +14,15 @@ import { auditReplicas } from '@freeloader/striping';
 import { startTestServer, type TestServer } from '@freeloader/sources/testing';
 import { internalsOf, waitFor } from '../test/cluster-harness.js';
 import { sha256Hex, startDataCluster, type DataCluster } from '../test/data-cluster.js';
+import { markedContent, markersOnDonors } from '../test/plaintext-marker.js';
 
 // Issue 15: a donor killed with SIGKILL in the middle of an n=2 import (real agents, real
 // PostgreSQL). Once the manager declares it dead, its share moves to live donors that hold no
 // other copy of those morsels, its reservation is released, the import finishes and `get` is
 // byte-identical.
 let c: DataCluster;
+/** The tag the manager shows for a morsel no donor reported one for. */
+const NO_TAG = Buffer.alloc(MORSEL_TAG_BYTES);
 let src: TestServer;
 
 beforeAll(async () => {
@@ -46,10 +51,6 @@ async function killMidImport(
     uri: from.url,
     name,
     replicas: 2,
-    // In clear: with encryption on, a survivor on two donors was seen storing its morsels
-    // unsealed (no tags, hashes of plaintext) — an open defect of fan-out + encryption under a
-    // donor's death, tracked in issue 15's notes; this test is about re-placement.
-    encrypt: false,
   });
   const id = res.dataset!.id;
   const victim = await waitFor(
@@ -113,7 +114,10 @@ describe('a donor dies mid-import with nowhere to move its share', () => {
   let slow: TestServer;
   beforeAll(async () => {
     two = await startDataCluster(2, '64MiB');
-    slow = await startTestServer({ size: 12 * MiB + 5, seed: 72, bytesPerSecond: 256 * KiB });
+    slow = await startTestServer({
+      content: markedContent(12 * MiB + 5, 72),
+      bytesPerSecond: 256 * KiB,
+    });
   }, 180_000);
   afterAll(async () => {
     await slow?.close();
@@ -127,6 +131,17 @@ describe('a donor dies mid-import with nowhere to move its share', () => {
     expect(d.health).toMatchObject({ wanted: 2, liveMin: 1 });
     expect(d.health!.atRisk).toBeGreaterThan(0);
     expect(two.agents.some((a) => a.agentId === victim)).toBe(true);
+    // Encrypted all the same (it once stored its morsels in clear here): every morsel has a
+    // tag, and the survivor's store holds no plaintext.
+    const map = await two.tm.admin.request<DatasetMap>('GET', `/datasets/${d.id}/map`);
+    const morsels = morselCount(d.sizeBytes, d.morselSize);
+    expect(map.dataKey).toBeDefined();
+    for (let m = 0; m < morsels; m++) {
+      expect(morselTagOf(map.tags!, m).equals(NO_TAG), `tag of morsel ${m}`).toBe(false);
+    }
+    expect(map.hashes.slice(0, 64)).not.toBe(sha256Hex(slow.content.subarray(0, d.morselSize)));
+    const survivor = two.agents.findIndex((a) => a.agentId !== victim);
+    expect(await markersOnDonors([two.agentDirs[survivor]!], d.id)).toBe(0);
     expect((await two.get(d.id)).sha256).toBe(sha256Hex(slow.content));
   }, 420_000);
 });

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import {
   FreeLoaderError,
+  dataKeyOf,
   isFreeLoaderError,
+  sealMorsel,
   type MorselHash,
   type PatchReport,
   type PatchSessionPlan,
@@ -69,6 +71,8 @@ export class PatchSession {
   private readonly fetching = new Set<number>();
   private downloaded = false;
   private closed = false;
+  /** An encrypted dataset's key, to seal copies for the hashes it reports (never served). */
+  private readonly key: Buffer | undefined;
 
   constructor(
     readonly plan: PatchSessionPlan,
@@ -85,6 +89,7 @@ export class PatchSession {
       Math.floor((deps.budgetBytes * nodes.length) / plan.morselSize),
       perRequest * nodes.length,
     );
+    this.key = plan.dataKey === undefined ? undefined : dataKeyOf(plan.dataKey);
     this.source = openSource(plan.source.uri, {
       connections: 2,
       allowFile: deps.allowFileUris ?? false,
@@ -204,7 +209,7 @@ export class PatchSession {
     this.lastActivity = performance.now();
     const sha256 = createHash('sha256').update(data).digest('hex');
     if (index >= this.plan.hashesFrom) {
-      this.hashes.push({ index, sha256 });
+      this.hashes.push(this.referenceOf(index, data, sha256));
       if (this.hashes.length >= HASH_BATCH) void this.flushHashes();
     }
     const { nodes, firstMorsel } = this.plan.plan;
@@ -220,6 +225,19 @@ export class PatchSession {
         this.deps.log.warn({ session: this.id, peer: owner.id, err: String(e) }, 'shuffle failed');
       })
       .finally(() => this.pushes.release());
+  }
+
+  /**
+   * What the manager keeps for a morsel it had no hash for: its SHA-256 in clear; for an
+   * encrypted dataset the SHA-256 and AES-GCM tag of a sealed copy (what donors would store:
+   * the nonce depends on the index only), while the plain bytes go to the reader, who checks
+   * them against that tag on later reads. One AES-GCM pass over a copy, first patches only.
+   */
+  private referenceOf(index: number, data: Buffer, sha256: string): MorselHash {
+    if (this.key === undefined) return { index, sha256 };
+    const sealed = Buffer.from(data);
+    const tag = sealMorsel(this.key, this.plan.plan.datasetId, index, sealed).toString('hex');
+    return { index, sha256: createHash('sha256').update(sealed).digest('hex'), tag };
   }
 
   /** Read one morsel straight from the source into the buffer (once; errors leave it missing). */

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   MiB,
   donorsOfMorsel,
+  hasMorselTag,
   type AgentView,
   type CacheCut,
   type DatasetMap,
@@ -27,6 +28,7 @@ import {
   startDataCluster,
   type DataCluster,
 } from '../test/data-cluster.js';
+import { markedContent, markersOnDonors } from '../test/plaintext-marker.js';
 
 // Prefix caching and collective download (seed 002) on real agent processes: three storage
 // donors (16 MiB each) and two bandwidth-only patching nodes, against real HTTP sources.
@@ -69,12 +71,11 @@ const sessionsOf = async (datasetId: string) =>
     (s) => s.datasetId === datasetId,
   );
 /**
- * A dataset imported whole, then cut back to a prefix of `prefixMiB`. In clear: patching nodes
- * do not seal, so an encrypted dataset cut to a prefix reads its suffix from the source instead
- * (encrypted-morsels.test.ts); collective download is for datasets stored in clear for now.
+ * A dataset imported whole (encrypted, the default), then cut back to a prefix of `prefixMiB`:
+ * the reader checks the plain suffix the patching nodes serve against the map's tags.
  */
 async function prefixDataset(src: TestServer, name: string, prefixMiB: number) {
-  const d = await c.importAndWait({ uri: src.url, name, encrypt: false });
+  const d = await c.importAndWait({ uri: src.url, name });
   expect(d.state).toBe('ready');
   const cut = await cutTo(d.id, prefixMiB * MiB);
   expect(cut).toMatchObject({ kind: 'trim', toBytes: prefixMiB * MiB });
@@ -151,7 +152,7 @@ describe('prefix caching with collective download', { timeout: 180_000 }, () => 
   });
 
   it('caches only the model prefix when the cache is full, and learns the suffix hashes', async () => {
-    const src = await serve({ size: 56 * MiB + 3, seed: 73 });
+    const src = await serve({ content: markedContent(56 * MiB + 3, 73) });
     // A source as fast as the client: the model asks only to cover the startup latency.
     await c.tm.admin.request('POST', '/sources/measurements', {
       uri: src.url,
@@ -162,15 +163,25 @@ describe('prefix caching with collective download', { timeout: 180_000 }, () => 
     expect(d.state).toBe('ready');
     expect(d.cachedBytes).toBeLessThan(d.sizeBytes);
     expect(d.cachedBytes % MiB).toBe(0);
+    // Imported as a prefix, and sealed all the same: no donor store holds its plain text.
+    expect(await markersOnDonors(c.agentDirs, d.id)).toBe(0);
     const out = await c.get(d.id);
     expect(out.sha256).toBe(sha256Hex(src.content));
-    // The patching nodes hashed what they downloaded: later reads verify against the manager.
-    await waitFor('suffix hashes reported', async () => {
-      const map = await c.tm.admin.request<DatasetMap>('GET', `/datasets/${d.id}/map`);
-      return map.hashes.length === 57 * 64 && !map.hashes.includes('0'.repeat(64))
-        ? true
+    // The patching nodes hashed (and, holding the key, tagged) what they downloaded: later
+    // reads verify against the manager's tags.
+    const map = await waitFor('suffix hashes and tags reported', async () => {
+      const m = await c.tm.admin.request<DatasetMap>('GET', `/datasets/${d.id}/map`);
+      const tagged = Array.from({ length: 57 }, (_, i) => hasMorselTag(m.tags ?? '', i));
+      return m.hashes.length === 57 * 64 &&
+        !m.hashes.includes('0'.repeat(64)) &&
+        !tagged.includes(false)
+        ? m
         : undefined;
     });
+    expect(map.dataKey).toBeDefined();
+    // Of the sealed bytes, as a donor would store them: never the plain text's.
+    const last = 56 * MiB;
+    expect(map.hashes.slice(56 * 64)).not.toBe(sha256Hex(src.content.subarray(last)));
     const again = await c.get(d.id);
     expect(again.sha256).toBe(sha256Hex(src.content));
   });

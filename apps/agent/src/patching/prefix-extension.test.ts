@@ -14,6 +14,7 @@ import { DatasetReader } from '../client/dataset-reader.js';
 import { attachSuffixPlan } from '../client/suffix-plan.js';
 import { waitFor } from '../test/cluster-harness.js';
 import { sha256Hex, startDataCluster, type DataCluster } from '../test/data-cluster.js';
+import { markedContent, markersOnDonors } from '../test/plaintext-marker.js';
 
 // Prefix extension (issue 7) on real agent processes: three storage donors of 16 MiB (48 MiB,
 // 90 % high watermark: 43.2 MiB), real HTTP sources, datasets cut back to a 30 % prefix.
@@ -58,12 +59,11 @@ async function jobsSettled(id: string): Promise<void> {
 
 /** A dataset imported whole, then cut back to its first 6 MiB (30 %). */
 async function prefixDataset(seed: number, name: string) {
-  const src = await startTestServer({ size: SIZE, seed });
+  const src = await startTestServer({ content: markedContent(SIZE, seed) });
   servers.push(src);
   // One copy: the tests follow the bytes of one extension (copies are placement's business).
-  // In clear: a stale map's suffix is patched below, and patching nodes do not seal (an
-  // encrypted dataset's suffix comes from the source; see fetch-map.ts).
-  const d = await c.importAndWait({ uri: src.url, name, replicas: 1, encrypt: false });
+  // Encrypted (the default): a stale map's suffix is patched below and checked by its tags.
+  const d = await c.importAndWait({ uri: src.url, name, replicas: 1 });
   expect(d.state).toBe('ready');
   const cut = await c.tm.admin.request<CacheCut>('PUT', `/datasets/${d.id}/cached`, {
     cachedBytes: PREFIX,
@@ -104,6 +104,8 @@ describe('prefix extension', { timeout: 180_000 }, () => {
     );
     const status = await cache();
     expect(status.evictions).toMatchObject({ extensions: 1, extendedBytes: SIZE - PREFIX });
+    // The extension sealed what it stored, like any import: no plain text on any donor.
+    expect(await markersOnDonors(c.agentDirs, d.id)).toBe(0);
     // Donors imported their own morsels by Range, pinned to the imported version.
     const extension = src.seen.slice(beforeExtension);
     expect(extension.length).toBeGreaterThanOrEqual(15);

@@ -71,6 +71,11 @@ export const PatchSessionPlan = Type.Object({
   writeCapability: Type.String(),
   /** Morsels from this index on have no known hash: the patching nodes report theirs. */
   hashesFrom: Type.Integer({ minimum: 0 }),
+  /**
+   * An encrypted dataset's AES-256 key (base64), when there are morsels from `hashesFrom` on:
+   * the nodes seal a copy of each to report the SHA-256 and tag donors would store.
+   */
+  dataKey: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' })),
 });
 export type PatchSessionPlan = Static<typeof PatchSessionPlan>;
 

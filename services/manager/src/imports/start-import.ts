@@ -94,9 +94,13 @@ export async function startImport(
     ownerId: userIdOf(who),
   });
   await markPrefixImport(deps, dataset.id, cacheBytes, probe.size);
-  // Donors store ciphertext only, unless the importer says the data is public. A partly cached
-  // dataset stays in clear: its suffix is patched from the source (not sealed yet).
-  if (req.encrypt !== false && cacheBytes >= probe.size) await deps.dataKeys.create(dataset.id);
+  // Donors store ciphertext only, unless the importer says the data is public — a dataset cached
+  // as a prefix too. Skipping those made an import silently clear whenever placement found no
+  // room for all of it (on a busy machine, donors whose heartbeat went stale drop out of the
+  // candidates), with no tags and plaintext hashes — the one path found that matches the
+  // dead-donor test's "survivor storing unsealed morsels" (not reproduced since). Its suffix is patched and checked by the reader, which has the key
+  // (suffix-check.ts); extensions seal like any import.
+  if (req.encrypt !== false) await deps.dataKeys.create(dataset.id);
   await recordStarter(deps.pg, dataset.id, path, userIdOf(who));
   await recordPolicy(deps, dataset, plan.policy);
   await setReplication(deps.pg, dataset.id, wanted.replicas, wanted.availabilityTarget);

@@ -11,6 +11,7 @@ import {
   type SuffixPlan,
   type SuffixPlanRequest,
 } from '@freeloader/protocol';
+import { isEncrypted, type DataKeys } from '../repositories/dataset-keys.js';
 import type { NamespaceRepo } from '../repositories/namespace.js';
 import { donorsOfDataset, getHashes, putMorselHashes } from '../repositories/placement.js';
 import {
@@ -79,6 +80,7 @@ export interface PatchSessionDeps extends PatchNodeDeps, Pick<PrefixDeps, 'log'>
   namespaceRepo: Pick<NamespaceRepo, 'get'>;
   sources: Pick<SourceRegistry, 'get' | 'observe'>;
   signingKeys: Pick<SigningKeys, 'privateKey'>;
+  dataKeys: Pick<DataKeys, 'get'>;
 }
 
 /** Patch sessions: the manager's side of collective downloads (seed 002 §4.2). */
@@ -173,6 +175,10 @@ export function createPatchSessions(deps: PatchSessionDeps) {
         aud: r.nodes.map((n) => n.id),
         exp: Math.floor(Date.now() / 1000) + SHUFFLE_CAPABILITY_TTL_S,
       });
+      // Encrypted: the nodes seal a copy of each morsel the manager has no hash for, to report
+      // the hash and tag donors would store (the plain text they download from the source
+      // anyway; they serve it in clear to the reader, who checks it, and store nothing).
+      const key = hashesFrom < r.end_morsel ? await deps.dataKeys.get(dataset.id) : undefined;
       return {
         plan: toPlan(r, dataset.etag),
         source: {
@@ -185,6 +191,7 @@ export function createPatchSessions(deps: PatchSessionDeps) {
         morselSize: dataset.morselSize,
         writeCapability,
         hashesFrom,
+        ...(key ? { dataKey: key.toString('base64') } : {}),
       };
     },
 
@@ -218,13 +225,20 @@ export function createPatchSessions(deps: PatchSessionDeps) {
       }
     },
 
-    /** Hashes of patched morsels the manager had none for: later reads verify against them. */
+    /**
+     * Hashes of patched morsels the manager had none for: later reads verify against them. For
+     * an encrypted dataset only those that come with their tag: the hash of the sealed morsel
+     * (a plain-text hash in its map would fail every sealed copy donors, fan-outs and
+     * extensions check against it).
+     */
     async hashes(id: string, agentId: string, body: PatchHashes): Promise<void> {
       const r = await row(id);
       memberOf(r, agentId);
       if (!r.dataset_id) return;
+      const sealed = await isEncrypted(deps.pg, r.dataset_id);
       const inSuffix = body.hashes.filter(
-        (h) => h.index >= r.first_morsel && h.index < r.end_morsel,
+        (h) =>
+          h.index >= r.first_morsel && h.index < r.end_morsel && (!sealed || h.tag !== undefined),
       );
       await putMorselHashes(deps.pg, r.dataset_id, inSuffix);
     },

@@ -52,6 +52,7 @@ export default fp<PrefixCachingOptions>(
       events: app.events,
       softState: app.softState,
       signingKeys: app.signingKeys,
+      dataKeys: app.dataKeys,
       namespaceRepo: app.namespaceRepo,
       sources,
       reservationsRepo: app.reservationsRepo,
@@ -100,6 +101,13 @@ export default fp<PrefixCachingOptions>(
   },
   {
     name: 'prefix-caching',
-    dependencies: ['postgres', 'placement-repo', 'namespace-repo', 'donor-loss', 'singletons'],
+    dependencies: [
+      'postgres',
+      'placement-repo',
+      'namespace-repo',
+      'donor-loss',
+      'singletons',
+      'data-keys',
+    ],
   },
 );

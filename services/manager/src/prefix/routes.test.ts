@@ -144,6 +144,40 @@ describe('patch sessions', () => {
       startupLatencyS: 0.5,
     });
   });
+
+  it('encrypted: member nodes get the key to tag what they patch; untagged hashes are dropped', async () => {
+    const id = await dataset('routes/sealed.bin', 6 * MiB, 2 * MiB, 'http://patch.test:8/s.bin');
+    await h.app.dataKeys.create(id);
+    const plan = (await call('POST', `/datasets/${id}/patch`, user, {})).json();
+    const member = (
+      await call('GET', `/patch-sessions/${plan.sessionId}/plan`, agents[0]!.auth)
+    ).json();
+    expect(member.hashesFrom).toBe(2);
+    expect(Buffer.from(member.dataKey, 'base64').equals((await h.app.dataKeys.get(id))!)).toBe(
+      true,
+    );
+    // A plain-text hash (no tag) never becomes the reference of a sealed morsel; a sealed
+    // copy's hash with its tag does.
+    const [plainHash, sealedHash, tag] = ['aa'.repeat(32), 'bb'.repeat(32), 'cc'.repeat(16)];
+    const sent = await call('POST', `/patch-sessions/${plan.sessionId}/hashes`, agents[0]!.auth, {
+      hashes: [
+        { index: 2, sha256: plainHash },
+        { index: 3, sha256: sealedHash, tag },
+      ],
+    });
+    expect(sent.statusCode).toBe(200);
+    const hashes = (await h.app.placementRepo.getHashes(id, 2, 2)).toString('hex');
+    expect(hashes).toBe('00'.repeat(32) + sealedHash);
+    const tags = (await h.app.placementRepo.getTags(id)).toString('hex');
+    expect(tags.slice(3 * 32, 4 * 32)).toBe(tag);
+    // A dataset in clear: no key in the plan.
+    const clear = await dataset('routes/clear.bin', 6 * MiB, 2 * MiB, 'http://patch.test:8/c.bin');
+    const clearPlan = (await call('POST', `/datasets/${clear}/patch`, user, {})).json();
+    const clearMember = (
+      await call('GET', `/patch-sessions/${clearPlan.sessionId}/plan`, agents[0]!.auth)
+    ).json();
+    expect(clearMember.dataKey).toBeUndefined();
+  });
 });
 
 describe('planCached (the import policy)', () => {

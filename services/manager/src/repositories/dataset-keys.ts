@@ -49,6 +49,19 @@ export async function dataKeyOf(
   return wrapped ? unwrapDataKey(master, datasetId, wrapped) : undefined;
 }
 
+/**
+ * Whether a dataset is stored encrypted (it has a wrapped key); no unwrapping.
+ *
+ * @example await isEncrypted(pg, id) // → false for an `encrypt: false` import
+ */
+export async function isEncrypted(db: Queryable, datasetId: string): Promise<boolean> {
+  const { rows } = await db.query(
+    'SELECT 1 FROM datasets WHERE id = $1 AND wrapped_key IS NOT NULL',
+    [datasetId],
+  );
+  return rows.length > 0;
+}
+
 /** The data-key helpers bound to the pool and the master key, as `app.dataKeys`. */
 export function createDataKeys(db: Queryable, master: Buffer) {
   return {
