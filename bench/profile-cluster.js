@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // A loopback cluster left running for profiling reads (perf, strace, --cpu-prof): 4 donors, a
 // dataset imported encrypted and in clear, then it prints the agent pids and the get command and
-// waits for Ctrl-C. `node bench/profile-cluster.js [MiB]` after `npm run build`.
+// waits for SIGUSR2 (`kill -USR2 <pid>`), which stops the cluster and nginx: Ctrl-C's cleanup
+// hooks would exit before the cluster's own shutdown. `node bench/profile-cluster.js [MiB]`
+// after `npm run build`; BENCH_FREELOADER_ROOT profiles another build.
 import { chmod, mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +55,6 @@ console.log(
   `FREELOADER_HOME=${home} node ${FREELOADER_CLI} get p/sealed.bin -o /dev/null --stats ` +
     `--manager ${cluster.url}`,
 );
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
+console.log(`stop with: kill -USR2 ${process.pid}`);
+process.on('SIGUSR2', stop);
 setInterval(() => {}, 1 << 30);
