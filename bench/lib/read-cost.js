@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseGetSummary } from './freeloader.js';
 import { clientCpuTimes, cpuTimes } from './proc-stat.js';
 import { median } from './stats.js';
@@ -14,27 +15,73 @@ import { median } from './stats.js';
  * @property {number} total client + every donor, CPU-s per GiB
  */
 
+/** Donors together using less than this (CPU-s per s) count as quiet: heartbeats and probes. */
+const QUIET_CPU_PER_S = 0.1;
+/** Each sample of the donors' idle rate lasts this long (ms). */
+const QUIET_WINDOW_MS = 2000;
+/** Give up waiting for quiet donors after this long (ms), and say so. */
+const QUIET_TIMEOUT_MS = 120_000;
+
 /**
- * Run `read` (a `freeloader get --stats`, resolving its stderr) while watching `donorPids`.
+ * Wait until the donors are quiet (an import's copies, hash reports and checks done: the first
+ * reads after an import met donors still busy with them, 2–3× their CPU per GiB), then return
+ * each one's idle CPU rate (CPU-s per s), which `readCost` takes off what a read is charged.
+ *
+ * @param {number[]} pids
+ * @param {(msg: string) => void} log
+ * @returns {Promise<number[]>}
+ * @example const idle = await quietDonors(pids, console.error); // e.g. [0.007, 0.006, 0.008, 0.007]
+ */
+export async function quietDonors(pids, log) {
+  const started = Date.now();
+  for (;;) {
+    const before = pids.map(cpuTimes);
+    const t0 = performance.now();
+    await sleep(QUIET_WINDOW_MS);
+    const s = (performance.now() - t0) / 1000;
+    const rates = pids.map((pid, i) => {
+      const a = cpuTimes(pid);
+      const b = before[i] ?? { user: 0, system: 0 };
+      return (a.user + a.system - b.user - b.system) / s;
+    });
+    const sum = rates.reduce((x, y) => x + y, 0);
+    if (sum < QUIET_CPU_PER_S) return rates;
+    if (Date.now() - started > QUIET_TIMEOUT_MS) {
+      log(`donors never went quiet (${sum.toFixed(3)} CPU-s per s): their CPU includes it`);
+      return rates.map(() => 0);
+    }
+  }
+}
+
+/**
+ * Run `read` (a `freeloader get --stats`, resolving its stderr) while watching `donorPids`;
+ * `idle` (CPU-s per s per donor, from {@link quietDonors}) is taken off each donor's charge.
  *
  * @param {number[]} donorPids
  * @param {number} bytes bytes the read returns
  * @param {() => Promise<string>} read
+ * @param {number[]} [idle] each donor's idle CPU-s per s
  * @returns {Promise<ReadCost>}
  * @example const c = await readCost(pids, 2 ** 28, async () => (await cli(['get', …, '--stats'])).stderr);
  *   // c.total e.g. 1.9 (client 1.1 + four donors 0.2 each)
  */
-export async function readCost(donorPids, bytes, read) {
+export async function readCost(donorPids, bytes, read, idle = []) {
   const before = donorPids.map(cpuTimes);
+  const t0 = performance.now();
   const stderr = await read();
   const after = donorPids.map(cpuTimes);
+  const seconds = (performance.now() - t0) / 1000;
   const gib = bytes / 2 ** 30;
   const per = (/** @type {number} */ s) => Math.max(0, s) / gib;
   const client = clientCpuTimes(stderr);
-  const donors = after.map((a, i) => ({
-    user: per(a.user - (before[i]?.user ?? 0)),
-    system: per(a.system - (before[i]?.system ?? 0)),
-  }));
+  const donors = after.map((a, i) => {
+    const user = a.user - (before[i]?.user ?? 0);
+    const system = a.system - (before[i]?.system ?? 0);
+    // The idle part is charged to user and system in proportion (/proc cannot tell them apart).
+    const busy = Math.max(user + system, 1e-9);
+    const keep = Math.max(0, 1 - ((idle[i] ?? 0) * seconds) / busy);
+    return { user: per(user * keep), system: per(system * keep) };
+  });
   const c = { user: per(client.user), system: per(client.system) };
   const total = c.user + c.system + donors.reduce((s, d) => s + d.user + d.system, 0);
   return { mbps: parseGetSummary(stderr).mbps, client: c, donors, total };
