@@ -4,6 +4,7 @@
 // baselines-stripe. Every read is checked byte for byte against the dataset's SHA-256. Datasets
 // are encrypted (the default); each width is also read stored in clear (--no-encrypt) right
 // after, on the same links and load, for issue 17's budget (encrypted ≥ 0.95 of the limit).
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseGetSummary } from '../lib/freeloader.js';
 import { fileDigest } from '../lib/dataset.js';
@@ -12,6 +13,8 @@ import { aria2Read, curlRead } from '../lib/baselines.js';
 import { measureGoodput } from '../lib/goodput.js';
 import { startNginx } from '../lib/nginx.js';
 import { plotPng } from '../lib/plot.js';
+import { descendants, groupCpuSeconds } from '../lib/process-tree.js';
+import { clientCpuSeconds, cpuCeilingMBps } from '../lib/proc-stat.js';
 import { median, repeat } from '../lib/stats.js';
 import { DEFAULT_LINKS, createTestbed, exec } from '../lib/testbed.js';
 
@@ -71,7 +74,7 @@ export default {
           const name = `bench/w${w}-${bytes}`;
           const reads = { fl, tb, log: ctx.log, work, sha256: ds.sha256, reps, w };
           await importRoundRobin(fl, source.url(ds.name), name, w);
-          const { samples, seconds } = await timedGets(reads, name, label);
+          const { samples, seconds, cpu } = await timedGets(reads, name, label);
           // The same dataset stored in clear, read right after on the same links and load.
           await importRoundRobin(fl, source.url(ds.name), `${name}-clear`, w, ['--no-encrypt']);
           const clear = await timedGets(reads, `${name}-clear`, `${label} in clear`);
@@ -84,6 +87,19 @@ export default {
             limitMbps: limit,
             targetRatio: TARGET_RATIO,
             note: `sha256 ok; limit min(client, Σ donors); median of ${samples.length}`,
+          });
+          // The rate the machine's cores allow at this read's cost (client + W donors): a
+          // shortfall from the limit with the ceiling near it is CPU, not protocol.
+          const cpuPerGiB = median(seconds.map((_, i) => (cpu[i] ?? 0) / (bytes / 2 ** 30)));
+          const ceiling = cpuCeilingMBps(cpuPerGiB, availableParallelism());
+          rows.push({
+            case: `FreeLoader CPU-bound ceiling W=${w}, ${label}`,
+            params: { W: w, bytes, cpuSeconds: cpu, cores: availableParallelism() },
+            mbps: ceiling,
+            limitMbps: limit,
+            note:
+              `${cpuPerGiB.toFixed(2)} CPU-s per GiB (client + ${w} donors, median); ` +
+              `get reached ${(mbps / ceiling).toFixed(2)} of it`,
           });
           rows.push({
             case: `FreeLoader get W=${w}, ${label}, in clear (--no-encrypt)`,
@@ -175,7 +191,7 @@ function listEnv(name) {
 
 /**
  * `reps` reads of `name` to a file on the client, each checked against the source's SHA-256,
- * then the dataset is removed.
+ * then the dataset is removed; with each read's MB/s, seconds and CPU seconds (client + donors).
  * @param {{ fl: import('../lib/freeloader-lan.js').FreeLoaderLan,
  *   tb: import('../lib/testbed.js').Testbed, log: (line: string) => void, work: string,
  *   sha256: string, reps: number, w: number }} r
@@ -189,8 +205,17 @@ async function timedGets(r, name, label) {
   const samples = [];
   /** @type {number[]} */
   const seconds = [];
+  /** @type {number[]} CPU seconds of each read: the client's and its W donors' */
+  const cpu = [];
+  // Each donor's whole tree (ip netns exec → node): its own time and its exited children's.
+  const donorTrees = r.fl.agents
+    .slice(0, r.w)
+    .map((a) => (a.child.pid === undefined ? [] : [a.child.pid, ...descendants(a.child.pid)]));
+  const donorCpu = () => groupCpuSeconds(donorTrees.flat());
   for (let rep = 0; rep < r.reps; rep++) {
+    const donorsBefore = donorCpu();
     const got = await r.fl.cli(['get', name, '-o', out, '--stats'], 600_000);
+    cpu.push(clientCpuSeconds(got.stderr) + donorCpu() - donorsBefore);
     r.log(`W=${r.w} ${label}:\n${got.stderr.trim()}`);
     const summary = parseGetSummary(got.stderr);
     const { sha256 } = await fileDigest(out);
@@ -200,5 +225,5 @@ async function timedGets(r, name, label) {
     seconds.push(summary.seconds);
   }
   await r.fl.cli(['rm', name]).catch(() => undefined);
-  return { samples, seconds };
+  return { samples, seconds, cpu };
 }

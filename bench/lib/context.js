@@ -1,5 +1,6 @@
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, release, tmpdir } from 'node:os';
+import { cpus, loadavg, release, tmpdir, version } from 'node:os';
+import { machineBuild } from './machine.js';
 import { join } from 'node:path';
 import { onCleanup } from './cleanup-hooks.js';
 import { makeDataset } from './dataset.js';
@@ -64,10 +65,14 @@ export function createContext(opts) {
       return ds;
     },
     report: async (name, params, rows, meta = {}) => {
+      // Kernel build and CPU model: the same benchmark differs by 3× between VMs of one kind.
       const machine = {
         kernel: release(),
+        kernelBuild: version(),
+        cpuModel: cpus()[0]?.model ?? 'unknown',
         cpus: cpus().length,
         loadavg1: Number((loadavg()[0] ?? 0).toFixed(2)),
+        ...machineBuild(),
       };
       const out = await writeReport(opts.resultsDir, name, {
         params,

@@ -4,10 +4,15 @@ import { fileURLToPath } from 'node:url';
 import { exec, spawnLogged } from './processes.js';
 import { run } from './sh.js';
 
-/** The built `freeloader` CLI (`npm run build` makes it). */
+/**
+ * The built `freeloader` CLI (`npm run build` makes it). BENCH_FREELOADER_ROOT names another
+ * built checkout to drive instead, so one session can measure an older build with today's
+ * benchmark (before/after on the same machine and load), e.g.
+ * `BENCH_FREELOADER_ROOT=/work/wt-before node bench/run.js loopback-get`.
+ */
 export const FREELOADER_CLI = resolve(
-  dirname(fileURLToPath(import.meta.url)),
-  '../../apps/agent/dist/cli/main.js',
+  process.env.BENCH_FREELOADER_ROOT ?? resolve(dirname(fileURLToPath(import.meta.url)), '../..'),
+  'apps/agent/dist/cli/main.js',
 );
 
 /** Subcommands a FreeLoader benchmark run needs. */

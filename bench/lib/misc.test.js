@@ -6,7 +6,7 @@ import { inNamespace } from './netns.js';
 import { nginxConf } from './nginx.js';
 import { gnuplotScript } from './plot.js';
 import { missingPackages } from './prereqs.js';
-import { busySeconds, cpuSeconds } from './proc-stat.js';
+import { busySeconds, clientCpuTimes, cpuSeconds, cpuTimes } from './proc-stat.js';
 import { median } from './stats.js';
 
 describe('median', () => {
@@ -101,6 +101,26 @@ describe('cpuSeconds', () => {
       cpuSeconds(process.pid),
     );
     expect(cpuSeconds(2 ** 22 + 1)).toBe(0);
+  });
+});
+
+describe('cpuTimes', () => {
+  it('splits user from system time, adds up to cpuSeconds and is zeros for a gone process', () => {
+    const before = cpuTimes(process.pid);
+    // Work until the kernel has charged a tick of user time (no wall-clock window: load varies).
+    while (cpuTimes(process.pid).user <= before.user) Math.sqrt(Math.random());
+    const now = cpuTimes(process.pid);
+    expect(now.system).toBeGreaterThanOrEqual(before.system);
+    expect(cpuSeconds(process.pid)).toBeGreaterThanOrEqual(now.user + now.system - 1e-9);
+    expect(cpuTimes(2 ** 22 + 1)).toEqual({ user: 0, system: 0 });
+  });
+});
+
+describe('clientCpuTimes', () => {
+  it('reads the user and system parts of get --stats, and refuses output without them', () => {
+    const line = 'client CPU during the read 1.25 s (user 1.00, system 0.25)';
+    expect(clientCpuTimes(`x\n${line}\ny`)).toEqual({ user: 1, system: 0.25 });
+    expect(() => clientCpuTimes('1 GiB in 2 s')).toThrow(/no CPU line/);
   });
 });
 

@@ -26,6 +26,24 @@ export function cpuSeconds(pid, opts = {}) {
 }
 
 /**
+ * User and system CPU seconds a process has used so far (its own threads, not its children),
+ * from /proc/<pid>/stat; zeros when the process is unknown or gone.
+ *
+ * @param {number | undefined} pid
+ * @returns {{ user: number, system: number }}
+ * @example cpuTimes(process.pid) // e.g. { user: 0.31, system: 0.11 }
+ */
+export function cpuTimes(pid) {
+  if (pid === undefined) return { user: 0, system: 0 };
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return { user: Number(f[11]) / USER_HZ, system: Number(f[12]) / USER_HZ };
+  } catch {
+    return { user: 0, system: 0 };
+  }
+}
+
+/**
  * CPU seconds all cores together have spent busy since boot — user, nice, system, irq, softirq
  * and steal; not idle or iowait — from the first line of /proc/stat. The difference over a run
  * is what the whole machine spent on it (every process and the kernel).
@@ -54,6 +72,22 @@ export function clientCpuSeconds(stderr) {
   const c = CLIENT_CPU.exec(stderr);
   if (!c) throw new Error(`no CPU line from get --stats: ${stderr}`);
   return Number(c[1]);
+}
+
+/** The same line's user and system parts. */
+const CLIENT_CPU_PARTS = /client CPU during the read [\d.]+ s \(user ([\d.]+), system ([\d.]+)\)/;
+
+/**
+ * The client's user and system CPU seconds from `get --stats` stderr; throws when missing.
+ *
+ * @param {string} stderr
+ * @returns {{ user: number, system: number }}
+ * @example clientCpuTimes('client CPU during the read 1.25 s (user 1.00, system 0.25)') // { user: 1, system: 0.25 }
+ */
+export function clientCpuTimes(stderr) {
+  const c = CLIENT_CPU_PARTS.exec(stderr);
+  if (!c) throw new Error(`no CPU line from get --stats: ${stderr}`);
+  return { user: Number(c[1]), system: Number(c[2]) };
 }
 
 /**

@@ -13,7 +13,7 @@ export interface SharedMemory {
  * same from `dist/`, from sources under a test runner, or from a bundled desktop app.
  * Messages: `{kind:'slab', slab, memory}` registers shared memory, `{kind:'forget', slab}` drops
  * it; `{kind:'hash', id, slab, offset, length}` answers `{id, digest}`; `{kind:'open', id, slab,
- * offset, length, key, nonce, aad, tag}` decrypts an AES-256-GCM morsel in place after its tag
+ * offset, length, key, nonce, aad (the dataset id, a string), tag}` decrypts an AES-256-GCM morsel in place after its tag
  * check (see @freeloader/protocol's morsel-seal.ts, which computes the nonce) and answers
  * `{id, digest: 'opened'}`, or `{id, digest: 'tag mismatch'}` leaving the bytes as they were.
  */
@@ -29,7 +29,7 @@ parentPort.on('message', (m) => {
   if (m.kind === 'open') {
     const bytes = new Uint8Array(memory, m.offset, m.length);
     const d = createDecipheriv('aes-256-gcm', m.key, m.nonce, { authTagLength: 16 });
-    d.setAAD(m.aad);
+    d.setAAD(Buffer.from(m.aad, 'utf8'));
     d.setAuthTag(m.tag);
     const plain = d.update(bytes);
     try { d.final(); } catch { parentPort.postMessage({ id: m.id, digest: 'tag mismatch' }); return; }
@@ -67,6 +67,8 @@ export class HashPool {
   private ready: Worker[] = [];
   private readonly pending = new Map<number, Pending>();
   private readonly slabIds = new Map<SharedMemory, number>();
+  /** Dataset keys copied out of whatever pool they were cut from (see `ownedKey`). */
+  private readonly keys = new WeakMap<Buffer, Uint8Array>();
   private nextSlabId = 1;
   private nextId = 0;
   private turn = 0;
@@ -94,16 +96,26 @@ export class HashPool {
       const bytes = Buffer.from(slab.memory, offset, length);
       return openMorsel(seal.key, seal.datasetId, seal.index, bytes, seal.tag);
     }
+    // Every byte array here owns its memory: a Buffer cut from Node's 8 KiB pool (the tag from
+    // hex, a short string's bytes) would be cloned with its whole pool, 8 KiB each; with them
+    // a message cost 34–47 µs of CPU instead of 8–9 µs (a 20,000-message loop on this VM).
     const message = {
       kind: 'open',
       offset,
       length,
-      key: seal.key,
+      key: this.ownedKey(seal.key),
       nonce: morselNonce(seal.index),
-      aad: Buffer.from(seal.datasetId, 'utf8'),
-      tag: seal.tag,
+      aad: seal.datasetId,
+      tag: ownBytes(seal.tag),
     };
     return (await this.post(slab, message)) === 'opened';
+  }
+
+  /** `key` in memory of its own, made once per key (a reader opens every morsel with one). */
+  private ownedKey(key: Buffer): Uint8Array {
+    let owned = this.keys.get(key);
+    if (!owned) this.keys.set(key, (owned = ownBytes(key)));
+    return owned;
   }
 
   /** Send `message` about `slab` to the next ready worker; its answer's `digest`. */
@@ -185,6 +197,15 @@ export class HashPool {
       else w.unref();
     }
   }
+}
+
+/**
+ * A copy of `bytes` over an ArrayBuffer of exactly its length, so postMessage clones only them.
+ *
+ * @example ownBytes(Buffer.from('ab', 'hex')).buffer.byteLength // 1 (the Buffer's was 8192)
+ */
+function ownBytes(bytes: Uint8Array): Uint8Array {
+  return bytes.buffer.byteLength === bytes.length ? bytes : Uint8Array.from(bytes);
 }
 
 export function sha256(data: Buffer): string {

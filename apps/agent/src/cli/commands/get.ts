@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { formatSize, type DatasetMap } from '@freeloader/protocol';
 import type { DonorRate } from '../../client/dataset-reader.js';
 import { getDataset } from '../../client/get-dataset.js';
+import { cpuLine } from '../cpu-line.js';
 import { OutputFile } from '../output-file.js';
 import { defaultManagerUrl } from '../paths.js';
 import { ProgressBar } from '../progress-bar.js';
@@ -67,11 +68,7 @@ export function registerGet(program: Command): void {
             // The summary's one decimal cannot tell 11.949 MB/s from 11.9: benchmarks read this.
             console.error(`read time ${summary.seconds.toFixed(4)} s, ${mbps.toFixed(3)} MB/s`);
             console.error(`first morsel after ${summary.firstMorselSeconds.toFixed(3)} s`);
-            const { user, system } = summary.cpuSeconds;
-            console.error(
-              `client CPU during the read ${(user + system).toFixed(2)} s ` +
-                `(user ${user.toFixed(2)}, system ${system.toFixed(2)})`,
-            );
+            console.error(cpuLine(summary.cpuSeconds, summary.bytes));
             console.error(donorTable(summary.map, summary.donors));
             const throttled = throttleReport(
               summary.map.donors.map((d) => ({ ...d, name: hostOf(d.url) })),
