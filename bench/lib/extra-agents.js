@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { managerApi } from './freeloader-lan.js';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnFreeLoader } from './freeloader.js';
-import { exec } from './processes.js';
 
 const AGENT_PORT = 7500;
 
@@ -97,12 +96,5 @@ export async function listAgents(tb, fl) {
  * @returns {Promise<unknown>}
  */
 export async function managerGet(tb, fl, path) {
-  const { token } = JSON.parse(readFileSync(join(fl.cliHome, 'cli-session.json'), 'utf8'));
-  const res = await exec(tb.client, 'curl', [
-    '-sf',
-    '-H',
-    `Authorization: Bearer ${token}`,
-    `${fl.url}/api/v1${path}`,
-  ]);
-  return JSON.parse(res.stdout);
+  return managerApi(tb, fl, path);
 }

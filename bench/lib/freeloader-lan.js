@@ -1,3 +1,4 @@
+import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ const LIVE_AGENTS_TIMEOUT_MS = 300_000;
  * @typedef {object} FreeLoaderLan
  * @property {string} url the manager's URL (on the emulated LAN)
  * @property {string} cliHome FREELOADER_HOME of the signed-in admin CLI on the client
+ * @property {string} caPath the manager's CA certificate (PEM), for curl --cacert
  * @property {string} managerLog
  * @property {string[]} agentLogs one per donor, in tb.donors order
  * @property {Array<{ child: import('node:child_process').ChildProcess, exited: Promise<number | string> }>} agents
@@ -38,7 +40,9 @@ const LIVE_AGENTS_TIMEOUT_MS = 300_000;
 export async function startFreeLoaderLan(tb, opts) {
   const work = opts.workDir;
   const env = opts.env ?? {};
-  const url = `http://${tb.manager.ip}:${MANAGER_PORT}`;
+  // Beyond loopback the manager speaks HTTPS only, with its own CA (as a site runs it): the
+  // CLI pins the CA by its fingerprint at login, agents by the one their join token carries.
+  const url = `https://${tb.manager.ip}:${MANAGER_PORT}`;
   const mgrHome = join(work, 'manager-home');
   await mkdir(mgrHome, { recursive: true });
   const mgr = spawnFreeLoader(
@@ -56,13 +60,16 @@ export async function startFreeLoaderLan(tb, opts) {
     timeoutMs: 120000,
   });
 
+  const caPath = join(mgrHome, 'manager', 'tls', 'ca.pem');
+  const caDer = new X509Certificate(readFileSync(caPath, 'utf8')).raw;
+  const fingerprint = `sha256:${createHash('sha256').update(caDer).digest('hex')}`;
   const cliHome = join(work, 'cli-home');
   const cli = (/** @type {string[]} */ args, timeoutMs = 0) =>
     runFreeLoader(tb.client, [...args, '--manager', url], { home: cliHome, env, timeoutMs });
   const password = readFileSync(join(mgrHome, 'manager', 'admin-password'), 'utf8').trim();
   await runFreeLoader(tb.client, ['login', '--manager', url], {
     home: cliHome,
-    env: { ...env, FREELOADER_PASSWORD: password },
+    env: { ...env, FREELOADER_PASSWORD: password, FREELOADER_CA_FINGERPRINT: fingerprint },
   });
   const token =
     (await cli(['token', 'create', '--uses', String(tb.donors.length)])).stdout
@@ -96,6 +103,7 @@ export async function startFreeLoaderLan(tb, opts) {
   await waitForLiveAgents(
     tb,
     url,
+    caPath,
     join(cliHome, 'cli-session.json'),
     tb.donors.length,
     agents.map((a) => a.logPath),
@@ -103,6 +111,7 @@ export async function startFreeLoaderLan(tb, opts) {
   return {
     url,
     cliHome,
+    caPath,
     managerLog: mgr.logPath,
     agentLogs: agents.map((a) => a.logPath),
     agents,
@@ -115,11 +124,12 @@ export async function startFreeLoaderLan(tb, opts) {
  *
  * @param {import('./testbed.js').Testbed} tb
  * @param {string} url
+ * @param {string} caPath the manager's CA certificate (PEM), for curl
  * @param {string} sessionFile
  * @param {number} n
  * @param {string[]} logs shown when it times out
  */
-async function waitForLiveAgents(tb, url, sessionFile, n, logs) {
+async function waitForLiveAgents(tb, url, caPath, sessionFile, n, logs) {
   const { token } = JSON.parse(readFileSync(sessionFile, 'utf8'));
   // Generous: on a shared 2-core box at load 20+ an agent took 70 s just to start node.
   const deadline = Date.now() + LIVE_AGENTS_TIMEOUT_MS;
@@ -128,7 +138,7 @@ async function waitForLiveAgents(tb, url, sessionFile, n, logs) {
     const res = await exec(
       tb.client,
       'curl',
-      ['-sf', '-H', `Authorization: Bearer ${token}`, `${url}/api/v1/agents`],
+      ['-sf', '--cacert', caPath, '-H', `Authorization: Bearer ${token}`, `${url}/api/v1/agents`],
       { allowFail: true },
     );
     if (res.code === 0) {
@@ -159,4 +169,27 @@ async function waitForLiveAgents(tb, url, sessionFile, n, logs) {
 export async function importRoundRobin(fl, uri, name, width, extra = []) {
   const args = ['import', uri, '--name', name, '--width', String(width), ...extra];
   await fl.cli([...args, '--policy', 'round-robin', '--wait'], 600_000);
+}
+
+/**
+ * GET a manager API path as the signed-in admin, from the client host (curl, the manager's CA
+ * pinned); the parsed JSON answer.
+ *
+ * @param {import('./testbed.js').Testbed} tb
+ * @param {FreeLoaderLan} fl
+ * @param {string} path e.g. '/patch-sessions'
+ * @returns {Promise<any>}
+ * @example const rates = await managerApi(tb, fl, '/rates');
+ */
+export async function managerApi(tb, fl, path) {
+  const { token } = JSON.parse(readFileSync(join(fl.cliHome, 'cli-session.json'), 'utf8'));
+  const res = await exec(tb.client, 'curl', [
+    '-sf',
+    '--cacert',
+    fl.caPath,
+    '-H',
+    `Authorization: Bearer ${token}`,
+    `${fl.url}/api/v1${path}`,
+  ]);
+  return JSON.parse(res.stdout);
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { managerApi } from './freeloader-lan.js';
 import { join } from 'node:path';
 import { fileDigest } from './dataset.js';
 import { startDelayProxy } from './delay-proxy.js';
@@ -53,14 +53,7 @@ export async function startSlowSource(ctx, tb, bytes, work) {
  * @returns {Promise<any>}
  */
 export async function api(tb, fl, path) {
-  const { token } = JSON.parse(readFileSync(join(fl.cliHome, 'cli-session.json'), 'utf8'));
-  const res = await exec(tb.client, 'curl', [
-    '-sf',
-    '-H',
-    `Authorization: Bearer ${token}`,
-    `${fl.url}/api/v1${path}`,
-  ]);
-  return JSON.parse(res.stdout);
+  return managerApi(tb, fl, path);
 }
 
 /**
