@@ -112,19 +112,52 @@ export async function visibleFolders(
 }
 
 /**
- * Rows about datasets (transfers …) the caller may read; rows of datasets gone (null id) only
- * to admins, since their paths are all that is left of them.
+ * Which of `ids` the caller may read: `'all'` for an admin (no lookup), else the readable ones
+ * (one query for the lot). An agent reads none through listings: it asks per dataset.
+ *
+ * @example const ok = await readableIds(req, ['d1', 'd2']); // Set { 'd1' } for its owner
  */
-export async function aboutReadable<T extends { datasetId: string | null }>(
+export async function readableIds(
+  req: FastifyRequest,
+  ids: Iterable<string | null>,
+): Promise<'all' | Set<string>> {
+  const p = await principalFor(req);
+  if (p.kind === 'user' && p.role === 'admin') return 'all';
+  const wanted = [...new Set([...ids].filter((id): id is string => id !== null))];
+  const views = await req.server.namespaceRepo.getMany(wanted);
+  return new Set(views.flatMap((v) => (can(p, 'read', itemOf(v)) ? [v.id] : [])));
+}
+
+/**
+ * Rows about datasets (transfers, failures, patch sessions, evictions, repair units …) the
+ * caller may read; rows of datasets gone (null id) only to admins, since their paths are all
+ * that is left of them.
+ *
+ * @example await aboutReadable(req, [{ datasetId: 'd1' }, { datasetId: null }]) // [{ datasetId: 'd1' }] for d1's owner
+ */
+export function aboutReadable<T extends { datasetId: string | null }>(
   req: FastifyRequest,
   rows: readonly T[],
 ): Promise<T[]> {
-  const p = await principalFor(req);
-  if (p.kind === 'user' && p.role === 'admin') return [...rows];
-  const ids = [...new Set(rows.flatMap((r) => (r.datasetId ? [r.datasetId] : [])))];
-  const views = await Promise.all(ids.map((id) => req.server.namespaceRepo.get(id)));
-  const readable = new Set(views.flatMap((v) => (v && can(p, 'read', itemOf(v)) ? [v.id] : [])));
-  return rows.filter((r) => r.datasetId !== null && readable.has(r.datasetId));
+  return readableRows(req, rows, (r) => r.datasetId);
+}
+
+/**
+ * {@link aboutReadable} for rows that name their dataset otherwise (`idOf`).
+ *
+ * @example await readableRows(req, history.subjects, (s) => s.subject)
+ */
+export async function readableRows<T>(
+  req: FastifyRequest,
+  rows: readonly T[],
+  idOf: (row: T) => string | null,
+): Promise<T[]> {
+  const readable = await readableIds(req, rows.map(idOf));
+  if (readable === 'all') return [...rows];
+  return rows.filter((r) => {
+    const id = idOf(r);
+    return id !== null && readable.has(id);
+  });
 }
 
 /** `view` with whether the caller may manage it (for the console's buttons). */

@@ -19,7 +19,7 @@ import {
   SuffixPlan,
   SuffixPlanRequest,
 } from '@freeloader/protocol';
-import { requireDataset } from '../auth/access.js';
+import { aboutReadable, readableIds, requireDataset } from '../auth/access.js';
 import { principalOf, requireAgent, requireUser, requireUserOrAgent } from '../auth/guards.js';
 import { sourceKey } from './source-key.js';
 
@@ -88,7 +88,16 @@ const prefixRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: CacheStatus, ...errors },
       },
     },
-    async () => app.prefixCache.cache.status(),
+    // Space and counts are the cluster's; the datasets listed only those the caller may read.
+    async (req) => {
+      const status = await app.prefixCache.cache.status();
+      const readable = await readableIds(
+        req,
+        status.datasets.map((d) => d.id),
+      );
+      if (readable === 'all') return status;
+      return { ...status, datasets: status.datasets.filter((d) => readable.has(d.id)) };
+    },
   );
 
   app.put(
@@ -180,7 +189,8 @@ const prefixRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.Array(PatchSessionView), ...errors },
       },
     },
-    async () => app.prefixCache.sessions.list(),
+    // Only sessions of datasets the caller may read (permissions.ts).
+    async (req) => aboutReadable(req, await app.prefixCache.sessions.list()),
   );
 
   app.get(

@@ -9,7 +9,7 @@ import {
   IdParams,
   ImportControlResult,
 } from '@freeloader/protocol';
-import { requireDataset } from '../auth/access.js';
+import { aboutReadable, requireDataset } from '../auth/access.js';
 import { requireUser } from '../auth/guards.js';
 import { cancelImport, retryImport } from '../imports/import-control.js';
 import type { ImportDeps } from '../imports/import-deps.js';
@@ -72,7 +72,8 @@ const importControl: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.Array(FailedAttempt), 400: E, 401: E, 500: E },
       },
     },
-    async (req) => failedAttempts(app.pg, req.query),
+    // Only failures of datasets the caller may read (permissions.ts).
+    async (req) => aboutReadable(req, await failedAttempts(app.pg, req.query)),
   );
 };
 export default importControl;
