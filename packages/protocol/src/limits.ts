@@ -106,6 +106,13 @@ export const AGENT_REVOCATION_POLL_MS = 5_000;
 /** How far back that poll looks (milliseconds): wide enough for a slow commit or a late poll. */
 export const AGENT_REVOCATION_LOOKBACK_MS = 60_000;
 /**
+ * Rows a listing about datasets (failures, evictions, patch sessions, transfers) reads for a
+ * non-admin before keeping the readable ones and cutting to the asked limit: without it a user
+ * whose datasets are quiet sees an empty page because others' rows filled the limit. A bound,
+ * not a guarantee (one indexed query of at most this many rows).
+ */
+export const READABLE_SCAN_ROWS = 1_000;
+/**
  * How long one event stream (`GET /events`) trusts its answer to "may this user read dataset
  * X?" (milliseconds): a dataset's events come in bursts (progress every few hundred ms), so
  * one lookup per burst instead of one per event; a share revoked reaches open streams within it.

@@ -1,5 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import { FreeLoaderError, type DatasetView, type FolderView } from '@freeloader/protocol';
+import {
+  FreeLoaderError,
+  READABLE_SCAN_ROWS,
+  type DatasetView,
+  type FolderView,
+} from '@freeloader/protocol';
 import { can, canSee, type Action, type Item, type Principal } from './permissions.js';
 import type { ListedFolder } from '../repositories/namespace.js';
 
@@ -158,6 +163,16 @@ export async function readableRows<T>(
     const id = idOf(r);
     return id !== null && readable.has(id);
   });
+}
+
+/**
+ * How many rows to read for a listing of `limit` rows that will be filtered for the caller:
+ * `limit` for an admin (nothing is filtered), READABLE_SCAN_ROWS for anyone else.
+ *
+ * @example (await aboutReadable(req, await list(rowsToScan(req, 50)))).slice(0, 50)
+ */
+export function rowsToScan(req: FastifyRequest, limit: number): number {
+  return req.user?.role === 'admin' ? limit : Math.max(limit, READABLE_SCAN_ROWS);
 }
 
 /** `view` with whether the caller may manage it (for the console's buttons). */

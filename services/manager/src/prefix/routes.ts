@@ -19,9 +19,12 @@ import {
   SuffixPlan,
   SuffixPlanRequest,
 } from '@freeloader/protocol';
-import { aboutReadable, readableIds, requireDataset } from '../auth/access.js';
+import { aboutReadable, readableIds, requireDataset, rowsToScan } from '../auth/access.js';
 import { principalOf, requireAgent, requireUser, requireUserOrAgent } from '../auth/guards.js';
 import { sourceKey } from './source-key.js';
+
+/** Recent patch sessions `GET /patch-sessions` lists. */
+const PATCH_SESSIONS_LISTED = 50;
 
 const errors = { 400: E, 401: E, 403: E, 404: E, 409: E, 500: E };
 
@@ -190,7 +193,10 @@ const prefixRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     // Only sessions of datasets the caller may read (permissions.ts).
-    async (req) => aboutReadable(req, await app.prefixCache.sessions.list()),
+    async (req) => {
+      const rows = await app.prefixCache.sessions.list(rowsToScan(req, PATCH_SESSIONS_LISTED));
+      return (await aboutReadable(req, rows)).slice(0, PATCH_SESSIONS_LISTED);
+    },
   );
 
   app.get(

@@ -6,10 +6,13 @@ import {
   EvictionLogQuery,
   PrincipalView,
 } from '@freeloader/protocol';
-import { readableIds } from '../auth/access.js';
+import { readableIds, rowsToScan } from '../auth/access.js';
 import { requireUser } from '../auth/guards.js';
 import { evictionLog } from '../repositories/evictions.js';
 import { principals } from '../repositories/principals.js';
+
+/** Log entries listed when the query names no limit. */
+const EVICTIONS_DEFAULT = 100;
 
 /**
  * A cut of the caller's dataset made for someone else's import: the owner learns why (the
@@ -41,7 +44,8 @@ const cacheLog: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req) => {
-      const rows = await evictionLog(app.pg, req.query.limit);
+      const limit = req.query.limit ?? EVICTIONS_DEFAULT;
+      const rows = await evictionLog(app.pg, rowsToScan(req, limit));
       const readable = await readableIds(
         req,
         rows.flatMap((r) => [r.datasetId, r.forDatasetId]),
@@ -49,6 +53,7 @@ const cacheLog: FastifyPluginAsyncTypebox = async (app) => {
       if (readable === 'all') return rows;
       return rows
         .filter((r) => r.datasetId !== null && readable.has(r.datasetId))
+        .slice(0, limit)
         .map((r) => withoutUnreadableCause(r, readable, req.user!.id));
     },
   );

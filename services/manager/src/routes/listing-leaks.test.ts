@@ -203,3 +203,14 @@ describe('listings show only readable datasets', () => {
     if (who !== 'admin') expect(seen.has(null)).toBe(false);
   });
 });
+
+describe("others' newer rows do not crowd a user's out of a limited page", () => {
+  // `private` was touched after `shared`: its rows are the newest on every listing.
+  it.each(['/transfers/failures?limit=1', '/transfers?limit=1', '/cache/evictions?limit=1'])(
+    '%s as owner',
+    async (path) => {
+      const rows = (await call('owner', 'GET', path)) as Row[];
+      expect(rows.map((r) => r.datasetId)).toEqual([shared.id]);
+    },
+  );
+});
