@@ -23,17 +23,25 @@ const principals = new WeakMap<FastifyRequest, Promise<Principal>>();
 export function principalFor(req: FastifyRequest): Promise<Principal> {
   let p = principals.get(req);
   if (!p) {
-    const user = req.user;
-    p = req.agent
-      ? Promise.resolve({ kind: 'agent' as const, id: req.agent.id })
-      : user
-        ? req.server.ownershipRepo
-            .membershipsOf(user.id)
-            .then((groups) => ({ kind: 'user' as const, id: user.id, role: user.role, groups }))
-        : Promise.reject(new FreeLoaderError('UNAUTHENTICATED', 'log in first'));
+    p = loadPrincipal(req);
     principals.set(req, p);
   }
   return p;
+}
+
+/**
+ * The caller with memberships read now, not memoized: for a request that lasts (an event
+ * stream), so a group joined or left meanwhile counts.
+ *
+ * @example const p = await loadPrincipal(req); // { kind: 'user', id, role, groups: [...] }
+ */
+export function loadPrincipal(req: FastifyRequest): Promise<Principal> {
+  const user = req.user;
+  if (req.agent) return Promise.resolve({ kind: 'agent' as const, id: req.agent.id });
+  if (!user) return Promise.reject(new FreeLoaderError('UNAUTHENTICATED', 'log in first'));
+  return req.server.ownershipRepo
+    .membershipsOf(user.id)
+    .then((groups) => ({ kind: 'user' as const, id: user.id, role: user.role, groups }));
 }
 
 const VERB: Record<Action, string> = { read: 'read', manage: 'change', chown: 'give away' };
@@ -125,8 +133,9 @@ export async function visibleFolders(
 export async function readableIds(
   req: FastifyRequest,
   ids: Iterable<string | null>,
+  principal?: Principal,
 ): Promise<'all' | Set<string>> {
-  const p = await principalFor(req);
+  const p = principal ?? (await principalFor(req));
   if (p.kind === 'user' && p.role === 'admin') return 'all';
   const wanted = [...new Set([...ids].filter((id): id is string => id !== null))];
   const views = await req.server.namespaceRepo.getMany(wanted);

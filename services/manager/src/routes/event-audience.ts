@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { EVENT_READ_CHECK_TTL_MS, type FreeLoaderEvent } from '@freeloader/protocol';
-import { readableIds } from '../auth/access.js';
+import { loadPrincipal, readableIds } from '../auth/access.js';
 
 /**
  * The dataset an event is about; `null` for events about no dataset (agents' states), which
@@ -16,7 +16,8 @@ function datasetOf(event: FreeLoaderEvent): { id: string } | null | 'gone' {
  * Which events one SSE stream may carry: an admin every event; a user only those about
  * datasets they may read, plus agent state changes (no dataset in them). Answers are kept per
  * dataset for EVENT_READ_CHECK_TTL_MS; a dataset this stream could read that is gone since
- * (deleted) stays readable, so its owner still sees the last events of its deletion.
+ * (deleted) stays readable, so its owner still sees the last events of its deletion. Shares and
+ * group memberships changed while the stream is open count from the next check.
  *
  * `deliver` is called in publish order: checks run one after another on a chain.
  *
@@ -35,7 +36,8 @@ export function eventAudience(
   async function mayRead(datasetId: string): Promise<boolean> {
     const cached = known.get(datasetId);
     if (cached && Date.now() - cached.at < EVENT_READ_CHECK_TTL_MS) return cached.ok;
-    const readable = await readableIds(req, [datasetId]);
+    // Memberships read afresh: a stream outlives group changes.
+    const readable = await readableIds(req, [datasetId], await loadPrincipal(req));
     let ok = readable === 'all' || readable.has(datasetId);
     if (!ok && cached?.ok) ok = (await req.server.namespaceRepo.get(datasetId)) === null;
     known.set(datasetId, { ok, at: Date.now() });

@@ -85,14 +85,12 @@ function openStream(authorization: string): Promise<IncomingMessage> {
   });
 }
 
-/**
- * Dataset ids of the events `who`'s stream carries: one dataset event per dataset, then an agent
- * event as a fence (every stream carries agent events, in publish order), read up to the fence.
- */
-async function eventsSeenBy(who: Who): Promise<string[]> {
+/** An open event stream of `who`: publish dataset events, see which of them it carries. */
+async function streamOf(who: Who) {
   const res = await openStream(auth[who]!);
   expect(res.statusCode).toBe(200);
   let text = '';
+  let fences = 0;
   const until = (p: (t: string) => boolean) =>
     new Promise<void>((resolve) => {
       const check = () => {
@@ -108,19 +106,38 @@ async function eventsSeenBy(who: Who): Promise<string[]> {
       check();
     });
   await until((t) => t.includes(': connected'));
-  const fence = `fence-${who}`;
-  for (const ds of [shared, priv]) {
-    h.app.events.publish({ type: 'dataset', datasetId: ds.id, state: 'ready' }, 'local');
+  return {
+    /**
+     * Publish a dataset event for each of `datasets`, then an agent event as a fence (every
+     * stream carries agent events, in publish order); the dataset ids carried up to the fence.
+     */
+    async carries(datasets: readonly DatasetView[]): Promise<string[]> {
+      text = '';
+      const fence = `fence-${who}-${++fences}`;
+      for (const ds of datasets) {
+        h.app.events.publish({ type: 'dataset', datasetId: ds.id, state: 'ready' }, 'local');
+      }
+      h.app.events.publish({ type: 'agent', agentId, state: fence }, 'local');
+      await until((t) => t.includes(fence));
+      return text
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => JSON.parse(l.slice('data: '.length)) as { type: string; datasetId?: string })
+        .filter((e) => e.type === 'dataset')
+        .map((e) => e.datasetId!);
+    },
+    close: () => res.destroy(),
+  };
+}
+
+/** Dataset ids of the events `who`'s stream carries, of one event per dataset. */
+async function eventsSeenBy(who: Who): Promise<string[]> {
+  const stream = await streamOf(who);
+  try {
+    return await stream.carries([shared, priv]);
+  } finally {
+    stream.close();
   }
-  h.app.events.publish({ type: 'agent', agentId, state: fence }, 'local');
-  await until((t) => t.includes(fence));
-  res.destroy();
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith('data: '))
-    .map((l) => JSON.parse(l.slice('data: '.length)) as { type: string; datasetId?: string })
-    .filter((e) => e.type === 'dataset')
-    .map((e) => e.datasetId!);
 }
 
 /** Give `ds` one row in every listing above. */
@@ -213,4 +230,34 @@ describe("others' newer rows do not crowd a user's out of a limited page", () =>
       expect(rows.map((r) => r.datasetId)).toEqual([shared.id]);
     },
   );
+});
+
+describe('an open event stream', () => {
+  // Last in the file: `other` joins the lab group here.
+  it('carries a dataset its user may read once they join a group it is shared with', async () => {
+    const later = await h.app.namespaceRepo.createDataset({
+      path: 'leaks/later.bin',
+      sizeBytes: 10,
+      sourceUri: 'https://example.org/later.bin',
+      state: 'ready',
+      ownerId: ids.owner!,
+    });
+    await call('owner', 'PUT', '/shares', { path: later.path, group: 'lab' });
+    const stream = await streamOf('other');
+    try {
+      expect(await stream.carries([later])).toEqual([]);
+      const other = (await h.app.usersRepo.list()).find((u) => u.id === ids.other)!;
+      await call('owner', 'PUT', `/groups/lab/members/${other.username}`, {});
+      // The stream rechecks a dataset every EVENT_READ_CHECK_TTL_MS, memberships included:
+      // publish until it passes (the test's timeout bounds it).
+      let seen: string[] = [];
+      while (seen.length === 0) {
+        seen = await stream.carries([later]);
+        if (seen.length === 0) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(seen).toEqual([later.id]);
+    } finally {
+      stream.close();
+    }
+  });
 });
