@@ -78,6 +78,30 @@ test('another scientist sees neither the dataset nor its folder', async () => {
   await shot(bob, 'sharing-01-bob-refused');
 });
 
+test('the cache and transfers pages show bob nothing of it, and ann all of it', async () => {
+  const annToken = await login('ann', 'password-ann');
+  await expect
+    .poll(
+      async () => (await api<{ state: string }>(annToken, 'GET', `/datasets/${datasetId}`)).state,
+      {
+        timeout: 120_000,
+      },
+    )
+    .toBe('ready');
+  await ann.goto(`${URL}/cache`);
+  await expect(ann.getByLabel(`pin ${DATASET}`)).toBeAttached();
+  await ann.goto(`${URL}/transfers`);
+  await expect(ann.getByText(DATASET).first()).toBeVisible();
+  await bob.goto(`${URL}/cache`);
+  // The page has loaded (its cluster totals are the cluster's) without ann's dataset.
+  await expect(bob.getByLabel('cache space used')).toBeVisible();
+  await expect(bob.getByText(DATASET)).toHaveCount(0);
+  await shot(bob, 'sharing-01b-bob-cache');
+  await bob.goto(`${URL}/transfers`);
+  await expect(bob.getByText('No transfers yet')).toBeVisible();
+  await expect(bob.getByText(DATASET)).toHaveCount(0);
+});
+
 test('the owner shares it with her group from the dataset page', async () => {
   await ann.goto(`${URL}/datasets/${datasetId}`);
   const sharing = ann.getByTestId('sharing');

@@ -52,6 +52,11 @@ export const ERROR_STATUS = {
   RANGE_NOT_SUPPORTED: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
+  /**
+   * The manager's master key file does not open this database's dataset keys (another
+   * manager's file is needed), or is missing or unsafe: the manager refuses to start.
+   */
+  MASTER_KEY_MISMATCH: 500,
   SOURCE_UNREACHABLE: 502,
   SOURCE_ERROR: 502,
   UNAVAILABLE: 503,

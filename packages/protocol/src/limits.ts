@@ -105,6 +105,19 @@ export const AGENT_AUTH_CACHE_TTL_MS = 10 * 60_000;
 export const AGENT_REVOCATION_POLL_MS = 5_000;
 /** How far back that poll looks (milliseconds): wide enough for a slow commit or a late poll. */
 export const AGENT_REVOCATION_LOOKBACK_MS = 60_000;
+/**
+ * Rows a listing about datasets (failures, evictions, patch sessions, transfers) reads for a
+ * non-admin before keeping the readable ones and cutting to the asked limit: without it a user
+ * whose datasets are quiet sees an empty page because others' rows filled the limit. A bound,
+ * not a guarantee (one indexed query of at most this many rows).
+ */
+export const READABLE_SCAN_ROWS = 1_000;
+/**
+ * How long one event stream (`GET /events`) trusts its answer to "may this user read dataset
+ * X?" (milliseconds): a dataset's events come in bursts (progress every few hundred ms), so
+ * one lookup per burst instead of one per event; a share revoked reaches open streams within it.
+ */
+export const EVENT_READ_CHECK_TTL_MS = 5_000;
 /** Claims of one job before a lapsed lease fails it instead of re-queuing it. */
 export const MAX_JOB_ATTEMPTS = 3;
 /** Job ids one heartbeat may list as running (an agent runs a handful at a time). */

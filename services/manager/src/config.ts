@@ -77,6 +77,12 @@ export const ConfigSchema = Type.Object({
   tlsCa: Type.Optional(Type.String({ minLength: 1 })),
   /** More names (DNS aliases, addresses) the generated certificate carries. */
   tlsNames: Type.Array(Type.String({ minLength: 1 })),
+  /**
+   * The file holding the master key that wraps every dataset key (0600); unset,
+   * `$FREELOADER_HOME/manager/master.key`, created at first start. Never in the database, so a
+   * dump alone opens nothing; every manager of one database needs a copy of the same file.
+   */
+  masterKeyFile: Type.Optional(Type.String({ minLength: 1 })),
   /** Copies of each morsel for an import that names neither `replicas` nor `availability`. */
   replicasDefault: Type.Integer({ minimum: 1, maximum: MAX_REPLICAS }),
 });
@@ -108,6 +114,7 @@ const ENV_KEYS: Record<keyof Config, string> = {
   tlsKey: 'MANAGER_TLS_KEY',
   tlsCa: 'MANAGER_TLS_CA',
   tlsNames: 'MANAGER_TLS_NAMES',
+  masterKeyFile: 'FREELOADER_MASTER_KEY_FILE',
   replicasDefault: 'REPLICAS_DEFAULT',
 };
 
@@ -178,6 +185,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
       ?.split(',')
       .map((n) => n.trim())
       .filter((n) => n !== ''),
+    masterKeyFile: str(env.FREELOADER_MASTER_KEY_FILE),
     replicasDefault: num(env.REPLICAS_DEFAULT),
   };
   return Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined));

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 import { createTestDatabase, type TestDatabase } from './test/db.js';
+import { TEST_MASTER_KEY_FILE } from './test/master-key.js';
 import { tcpGate, type TcpGate } from './test/tcp-gate.js';
 
 let db: TestDatabase;
@@ -19,7 +20,15 @@ afterAll(async () => {
 describe('a manager on an external PostgreSQL that goes away', () => {
   it('answers 503 with Retry-After while it is gone and 200 once it is back', async () => {
     const app = await buildApp(
-      loadConfig({}, { databaseUrl: gate.url, logLevel: 'silent', home: '/nonexistent' }),
+      loadConfig(
+        {},
+        {
+          databaseUrl: gate.url,
+          logLevel: 'silent',
+          home: '/nonexistent',
+          masterKeyFile: TEST_MASTER_KEY_FILE,
+        },
+      ),
       { timers: false },
     );
     try {

@@ -10,6 +10,7 @@ import {
 import { LOOPBACK_SOURCES } from '@freeloader/sources/testing';
 import { buildApp } from './app.js';
 import { createUser } from './bootstrap.js';
+import { TEST_MASTER_KEY_FILE } from './test/master-key.js';
 import { loadConfig, type Config } from './config.js';
 import { createScratchDatabase, type ScratchDatabase } from './db/scratch-database.js';
 import { systemPostgres } from './db/system-postgres.js';
@@ -32,6 +33,7 @@ const config = (): Config =>
       databaseUrl: db.url,
       logLevel: 'silent',
       home: '/nonexistent',
+      masterKeyFile: TEST_MASTER_KEY_FILE,
       sourceAllow: [...LOOPBACK_SOURCES],
       staleAfterMs: STALE_MS,
       deadAfterMs: 60_000,

@@ -45,6 +45,8 @@ const env = (): NodeJS.ProcessEnv => ({
   DEAD_AFTER_MS: String(TEST_TIMINGS.deadAfterMs),
   SOFT_STATE_FLUSH_MS: '250',
   FREELOADER_SOURCE_ALLOW: LOOPBACK_SOURCES.join(','),
+  // Managers of one database share the master key file (README: several managers).
+  FREELOADER_MASTER_KEY_FILE: join(dir, 'master.key'),
 });
 
 async function startManagerProcess(i: number): Promise<(typeof managers)[number]> {

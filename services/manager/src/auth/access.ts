@@ -1,5 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import { FreeLoaderError, type DatasetView, type FolderView } from '@freeloader/protocol';
+import {
+  FreeLoaderError,
+  READABLE_SCAN_ROWS,
+  type DatasetView,
+  type FolderView,
+} from '@freeloader/protocol';
 import { can, canSee, type Action, type Item, type Principal } from './permissions.js';
 import type { ListedFolder } from '../repositories/namespace.js';
 
@@ -18,17 +23,25 @@ const principals = new WeakMap<FastifyRequest, Promise<Principal>>();
 export function principalFor(req: FastifyRequest): Promise<Principal> {
   let p = principals.get(req);
   if (!p) {
-    const user = req.user;
-    p = req.agent
-      ? Promise.resolve({ kind: 'agent' as const, id: req.agent.id })
-      : user
-        ? req.server.ownershipRepo
-            .membershipsOf(user.id)
-            .then((groups) => ({ kind: 'user' as const, id: user.id, role: user.role, groups }))
-        : Promise.reject(new FreeLoaderError('UNAUTHENTICATED', 'log in first'));
+    p = loadPrincipal(req);
     principals.set(req, p);
   }
   return p;
+}
+
+/**
+ * The caller with memberships read now, not memoized: for a request that lasts (an event
+ * stream), so a group joined or left meanwhile counts.
+ *
+ * @example const p = await loadPrincipal(req); // { kind: 'user', id, role, groups: [...] }
+ */
+export function loadPrincipal(req: FastifyRequest): Promise<Principal> {
+  const user = req.user;
+  if (req.agent) return Promise.resolve({ kind: 'agent' as const, id: req.agent.id });
+  if (!user) return Promise.reject(new FreeLoaderError('UNAUTHENTICATED', 'log in first'));
+  return req.server.ownershipRepo
+    .membershipsOf(user.id)
+    .then((groups) => ({ kind: 'user' as const, id: user.id, role: user.role, groups }));
 }
 
 const VERB: Record<Action, string> = { read: 'read', manage: 'change', chown: 'give away' };
@@ -112,19 +125,63 @@ export async function visibleFolders(
 }
 
 /**
- * Rows about datasets (transfers …) the caller may read; rows of datasets gone (null id) only
- * to admins, since their paths are all that is left of them.
+ * Which of `ids` the caller may read: `'all'` for an admin (no lookup), else the readable ones
+ * (one query for the lot). An agent reads none through listings: it asks per dataset.
+ *
+ * @example const ok = await readableIds(req, ['d1', 'd2']); // Set { 'd1' } for its owner
  */
-export async function aboutReadable<T extends { datasetId: string | null }>(
+export async function readableIds(
+  req: FastifyRequest,
+  ids: Iterable<string | null>,
+  principal?: Principal,
+): Promise<'all' | Set<string>> {
+  const p = principal ?? (await principalFor(req));
+  if (p.kind === 'user' && p.role === 'admin') return 'all';
+  const wanted = [...new Set([...ids].filter((id): id is string => id !== null))];
+  const views = await req.server.namespaceRepo.getMany(wanted);
+  return new Set(views.flatMap((v) => (can(p, 'read', itemOf(v)) ? [v.id] : [])));
+}
+
+/**
+ * Rows about datasets (transfers, failures, patch sessions, evictions, repair units …) the
+ * caller may read; rows of datasets gone (null id) only to admins, since their paths are all
+ * that is left of them.
+ *
+ * @example await aboutReadable(req, [{ datasetId: 'd1' }, { datasetId: null }]) // [{ datasetId: 'd1' }] for d1's owner
+ */
+export function aboutReadable<T extends { datasetId: string | null }>(
   req: FastifyRequest,
   rows: readonly T[],
 ): Promise<T[]> {
-  const p = await principalFor(req);
-  if (p.kind === 'user' && p.role === 'admin') return [...rows];
-  const ids = [...new Set(rows.flatMap((r) => (r.datasetId ? [r.datasetId] : [])))];
-  const views = await Promise.all(ids.map((id) => req.server.namespaceRepo.get(id)));
-  const readable = new Set(views.flatMap((v) => (v && can(p, 'read', itemOf(v)) ? [v.id] : [])));
-  return rows.filter((r) => r.datasetId !== null && readable.has(r.datasetId));
+  return readableRows(req, rows, (r) => r.datasetId);
+}
+
+/**
+ * {@link aboutReadable} for rows that name their dataset otherwise (`idOf`).
+ *
+ * @example await readableRows(req, history.subjects, (s) => s.subject)
+ */
+export async function readableRows<T>(
+  req: FastifyRequest,
+  rows: readonly T[],
+  idOf: (row: T) => string | null,
+): Promise<T[]> {
+  const readable = await readableIds(req, rows.map(idOf));
+  if (readable === 'all') return [...rows];
+  return rows.filter((r) => {
+    const id = idOf(r);
+    return id !== null && readable.has(id);
+  });
+}
+
+/**
+ * How many rows to read for a listing of `limit` rows that will be filtered for the caller:
+ * `limit` for an admin (nothing is filtered), READABLE_SCAN_ROWS for anyone else.
+ *
+ * @example (await aboutReadable(req, await list(rowsToScan(req, 50)))).slice(0, 50)
+ */
+export function rowsToScan(req: FastifyRequest, limit: number): number {
+  return req.user?.role === 'admin' ? limit : Math.max(limit, READABLE_SCAN_ROWS);
 }
 
 /** `view` with whether the caller may manage it (for the console's buttons). */

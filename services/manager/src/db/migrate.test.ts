@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../app.js';
 import { loadConfig } from '../config.js';
 import { createTestDatabase, type TestDatabase } from '../test/db.js';
+import { TEST_MASTER_KEY_FILE } from '../test/master-key.js';
 import { createPool } from './pool.js';
 import { migrate, readMigrations } from './migrate.js';
 
@@ -36,7 +37,10 @@ describe('migrate', () => {
   });
 
   it('boots the app twice on one database (second boot migrates nothing)', async () => {
-    const config = loadConfig({}, { databaseUrl: db.url, logLevel: 'silent' });
+    const config = loadConfig(
+      {},
+      { databaseUrl: db.url, logLevel: 'silent', masterKeyFile: TEST_MASTER_KEY_FILE },
+    );
     const first = await buildApp(config, { timers: false });
     const key = first.signingKeys.publicKeyPem;
     await first.close();

@@ -5,6 +5,7 @@ import { buildApp } from '../app.js';
 import { loadConfig } from '../config.js';
 import { compactHistory, insertSamples, readHistory } from '../repositories/history.js';
 import { startHarness, type Harness } from '../test/harness.js';
+import { TEST_MASTER_KEY_FILE } from '../test/master-key.js';
 import { sampleIntervalS } from './plugin.js';
 
 // Real PostgreSQL; the sampler is driven by hand (timers off) so each sample is deliberate.
@@ -57,7 +58,15 @@ describe('history sampler', () => {
     // session stays valid as it lives in PostgreSQL too) still serves the same history.
     await h.app.close();
     const again = await buildApp(
-      loadConfig({}, { databaseUrl: h.db.url, logLevel: 'silent', home: '/nonexistent' }),
+      loadConfig(
+        {},
+        {
+          databaseUrl: h.db.url,
+          logLevel: 'silent',
+          home: '/nonexistent',
+          masterKeyFile: TEST_MASTER_KEY_FILE,
+        },
+      ),
       { timers: false },
     );
     try {
@@ -72,7 +81,15 @@ describe('history sampler', () => {
     }
     // The harness closes its own app again at the end; give it a fresh one.
     h.app = await buildApp(
-      loadConfig({}, { databaseUrl: h.db.url, logLevel: 'silent', home: '/nonexistent' }),
+      loadConfig(
+        {},
+        {
+          databaseUrl: h.db.url,
+          logLevel: 'silent',
+          home: '/nonexistent',
+          masterKeyFile: TEST_MASTER_KEY_FILE,
+        },
+      ),
       { timers: false },
     );
   });

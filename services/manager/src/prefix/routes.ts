@@ -19,9 +19,12 @@ import {
   SuffixPlan,
   SuffixPlanRequest,
 } from '@freeloader/protocol';
-import { requireDataset } from '../auth/access.js';
+import { aboutReadable, readableIds, requireDataset, rowsToScan } from '../auth/access.js';
 import { principalOf, requireAgent, requireUser, requireUserOrAgent } from '../auth/guards.js';
 import { sourceKey } from './source-key.js';
+
+/** Recent patch sessions `GET /patch-sessions` lists. */
+const PATCH_SESSIONS_LISTED = 50;
 
 const errors = { 400: E, 401: E, 403: E, 404: E, 409: E, 500: E };
 
@@ -88,7 +91,16 @@ const prefixRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: CacheStatus, ...errors },
       },
     },
-    async () => app.prefixCache.cache.status(),
+    // Space and counts are the cluster's; the datasets listed only those the caller may read.
+    async (req) => {
+      const status = await app.prefixCache.cache.status();
+      const readable = await readableIds(
+        req,
+        status.datasets.map((d) => d.id),
+      );
+      if (readable === 'all') return status;
+      return { ...status, datasets: status.datasets.filter((d) => readable.has(d.id)) };
+    },
   );
 
   app.put(
@@ -180,7 +192,11 @@ const prefixRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.Array(PatchSessionView), ...errors },
       },
     },
-    async () => app.prefixCache.sessions.list(),
+    // Only sessions of datasets the caller may read (permissions.ts).
+    async (req) => {
+      const rows = await app.prefixCache.sessions.list(rowsToScan(req, PATCH_SESSIONS_LISTED));
+      return (await aboutReadable(req, rows)).slice(0, PATCH_SESSIONS_LISTED);
+    },
   );
 
   app.get(

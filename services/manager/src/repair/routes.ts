@@ -8,6 +8,7 @@ import {
   RepairQueueView,
   Uuid,
 } from '@freeloader/protocol';
+import { aboutReadable } from '../auth/access.js';
 import { requireAgent, requireUser } from '../auth/guards.js';
 import { commitRepairUnits } from './commit-repair.js';
 import { leaveProgress, startLeaving } from './leave.js';
@@ -25,7 +26,11 @@ const repair: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: RepairQueueView, 401: E, 500: E },
       },
     },
-    async () => repairQueueView(app, app.repair.classes),
+    // The queue's totals are the cluster's; its units only those of datasets the caller may read.
+    async (req) => {
+      const view = await repairQueueView(app, app.repair.classes);
+      return { ...view, units: await aboutReadable(req, view.units) };
+    },
   );
 
   app.post(

@@ -1,21 +1,98 @@
 import { randomBytes } from 'node:crypto';
 import fp from 'fastify-plugin';
-import { DATA_KEY_BYTES } from '@freeloader/protocol';
+import { DATA_KEY_BYTES, FreeLoaderError } from '@freeloader/protocol';
 import { unwrapDataKey, wrapDataKey } from '../db/data-key-wrap.js';
+import {
+  masterKeyCheck,
+  masterKeyPath,
+  readMasterKeyFile,
+  writeMasterKeyFileOnce,
+} from '../db/master-key-file.js';
 import type { Queryable } from '../db/pool.js';
-import { getSetting, putSettingOnce } from './settings.js';
+import { deleteSetting, getSetting, putSettingOnce } from './settings.js';
 
-const MASTER_KEY = 'manager_master_key';
+/** Where migration 017 kept the master key, in the database; moved out to the file at start. */
+const LEGACY_MASTER_KEY = 'manager_master_key';
+/** The one-way check value of the master key the database's dataset keys are wrapped with. */
+const MASTER_KEY_CHECK = 'manager_master_key_check';
+
+/** Some dataset's wrapped key, to try a master key on (none: nothing is encrypted yet). */
+async function someWrappedKey(db: Queryable): Promise<{ id: string; wrapped: Buffer } | null> {
+  const { rows } = await db.query<{ id: string; wrapped_key: Buffer }>(
+    'SELECT id, wrapped_key FROM datasets WHERE wrapped_key IS NOT NULL LIMIT 1',
+  );
+  return rows[0] ? { id: rows[0].id, wrapped: rows[0].wrapped_key } : null;
+}
+
+function opens(key: Buffer, sample: { id: string; wrapped: Buffer }): boolean {
+  try {
+    unwrapDataKey(key, sample.id, sample.wrapped);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The refusal to start, naming the file to copy. */
+function refuse(path: string, why: string): FreeLoaderError {
+  return new FreeLoaderError(
+    'MASTER_KEY_MISMATCH',
+    `${why}: copy the master key file of a manager already running on this database to ${path} ` +
+      '(mode 0600), or point FREELOADER_MASTER_KEY_FILE at that copy, then start again',
+  );
+}
 
 /**
- * The manager's master key, which wraps every dataset key: made once and kept like the
- * capability signing key (a settings row; the first of two booting managers wins).
+ * The manager's master key, which wraps every dataset key, from its file (`path`, see
+ * masterKeyPath): created at the first start of the first manager of a database; moved out of
+ * the database when an older manager kept it there (the settings row is deleted once the file
+ * holds it). The database keeps only a one-way check value, so a manager with another key file
+ * (a second manager given none, or the wrong one) refuses to start instead of wrapping new keys
+ * the others cannot open.
+ *
+ * @example const master = await loadMasterKey(pool, '/var/lib/freeloader/manager/master.key');
  */
-export async function loadMasterKey(db: Queryable): Promise<Buffer> {
-  const stored =
-    (await getSetting<string>(db, MASTER_KEY)) ??
-    (await putSettingOnce(db, MASTER_KEY, randomBytes(DATA_KEY_BYTES).toString('base64')));
-  return Buffer.from(stored, 'base64');
+export async function loadMasterKey(db: Queryable, path: string): Promise<Buffer> {
+  let key = await readMasterKeyFile(path);
+  const legacy = await getSetting<string>(db, LEGACY_MASTER_KEY);
+  if (legacy !== undefined) {
+    const old = Buffer.from(legacy, 'base64');
+    if (key && !key.equals(old)) {
+      throw new FreeLoaderError(
+        'MASTER_KEY_MISMATCH',
+        `${path} holds another master key than the one this database still keeps in its ` +
+          `settings (from before keys moved out): move ${path} aside and start again to move ` +
+          "the database's key into it",
+      );
+    }
+    key = await writeMasterKeyFileOnce(path, old);
+    if (!key.equals(old)) throw refuse(path, `${path} appeared with another key meanwhile`);
+  }
+  const check = await getSetting<string>(db, MASTER_KEY_CHECK);
+  if (!key) {
+    if (check !== undefined || (await someWrappedKey(db))) {
+      throw refuse(
+        path,
+        `there is no master key file at ${path}, and this database's dataset keys are wrapped ` +
+          "with another manager's key",
+      );
+    }
+    key = await writeMasterKeyFileOnce(path, randomBytes(DATA_KEY_BYTES));
+  }
+  const mine = masterKeyCheck(key);
+  const sample = await someWrappedKey(db);
+  if (
+    (await putSettingOnce(db, MASTER_KEY_CHECK, mine)) !== mine ||
+    (sample && !opens(key, sample))
+  ) {
+    throw refuse(
+      path,
+      `the master key in ${path} is not the one this database's dataset keys are wrapped with`,
+    );
+  }
+  // Only now, with the file written and checked: a crash before leaves the row to move again.
+  if (legacy !== undefined) await deleteSetting(db, LEGACY_MASTER_KEY);
+  return key;
 }
 
 /**
@@ -79,7 +156,8 @@ declare module 'fastify' {
 
 export default fp(
   async (app) => {
-    app.decorate('dataKeys', createDataKeys(app.pg, await loadMasterKey(app.pg)));
+    const master = await loadMasterKey(app.pg, masterKeyPath(app.config));
+    app.decorate('dataKeys', createDataKeys(app.pg, master));
   },
-  { name: 'data-keys', dependencies: ['postgres', 'migrations'] },
+  { name: 'data-keys', dependencies: ['config', 'postgres', 'migrations'] },
 );

@@ -254,6 +254,16 @@ export function createNamespaceRepo(pool: pg.Pool) {
       return rows[0] ? toDataset(rows[0]) : null;
     },
 
+    /** The datasets among `ids` that exist (any order; for permission checks on listings). */
+    async getMany(ids: readonly string[]): Promise<DatasetView[]> {
+      if (ids.length === 0) return [];
+      const { rows } = await pool.query<DatasetRow>(
+        `${SELECT_DATASETS} WHERE d.id = ANY($1::uuid[])`,
+        [ids],
+      );
+      return rows.map(toDataset);
+    },
+
     async getByPath(path: string): Promise<DatasetView | null> {
       const names = splitPath(path);
       const name = names.pop();

@@ -21,6 +21,11 @@ export async function putSettingOnce<T>(db: Queryable, key: string, value: T): P
   return (await getSetting<T>(db, key))!;
 }
 
+/** Remove a setting (nothing when there is none). */
+export async function deleteSetting(db: Queryable, key: string): Promise<void> {
+  await db.query('DELETE FROM settings WHERE key = $1', [key]);
+}
+
 export interface SigningKeys {
   privateKey: KeyObject;
   publicKeyPem: string;

@@ -9,6 +9,8 @@ import { startHarness, type Harness } from '../test/harness.js';
 let h: Harness;
 let src: TestServer;
 let alice: { authorization: string; userId: string };
+/** The log names datasets alice may not read (they have no owner): an admin reads it all. */
+let admin: { authorization: string; userId: string };
 const donors: string[] = [];
 const auths = new Map<string, string>();
 let deleter: NodeJS.Timeout | undefined;
@@ -38,6 +40,7 @@ beforeAll(async () => {
   h = await startHarness({ staleAfterMs: 600_000, deadAfterMs: 1_200_000 });
   src = await startTestServer({ size: 8 * MiB });
   alice = await h.login('scientist');
+  admin = await h.login('admin');
   for (const name of ['e1', 'e2']) {
     const agent = await h.enroll({ name, quotaBytes: 8 * MiB });
     donors.push(agent.agentId);
@@ -79,7 +82,7 @@ async function cachedDataset(path: string, mib: number): Promise<string> {
   return d.id;
 }
 
-const log = async (who = alice): Promise<EvictionLogEntry[]> => {
+const log = async (who = admin): Promise<EvictionLogEntry[]> => {
   const res = await h.call({ method: 'GET', url: '/api/v1/cache/evictions', headers: who });
   expect(res.statusCode, res.body).toBe(200);
   return res.json();
@@ -110,6 +113,8 @@ describe('eviction log', () => {
       });
       expect(['trim', 'evict']).toContain(e.kind);
     }
+    // Alice's import cut a dataset she may not read: its cut is not hers to see.
+    expect(await log(alice)).toEqual([]);
   });
 
   it('records the watermark sweep as its own reason, newest first', async () => {

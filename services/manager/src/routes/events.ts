@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorBodySchema as E } from '@freeloader/protocol';
 import { requireUser } from '../auth/guards.js';
+import { eventAudience } from './event-audience.js';
 
 /** Comment line sent on idle streams so proxies and browsers keep them open (milliseconds). */
 const KEEPALIVE_MS = 15_000;
@@ -43,9 +44,12 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
       });
       res.write('retry: 3000\n: connected\n\n');
       open.add(res);
-      const unsubscribe = app.events.subscribeAll((e) => {
-        res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
-      });
+      // Only events about datasets the caller may read (event-audience.ts).
+      const unsubscribe = app.events.subscribeAll(
+        eventAudience(req, (e) => {
+          if (!res.writableEnded) res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+        }),
+      );
       const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
       keepalive.unref();
       res.on('close', () => {

@@ -9,12 +9,15 @@ import {
   IdParams,
   ImportControlResult,
 } from '@freeloader/protocol';
-import { requireDataset } from '../auth/access.js';
+import { aboutReadable, requireDataset, rowsToScan } from '../auth/access.js';
 import { requireUser } from '../auth/guards.js';
 import { cancelImport, retryImport } from '../imports/import-control.js';
 import type { ImportDeps } from '../imports/import-deps.js';
 import { failedAttempts } from '../repositories/failed-attempts.js';
 import { IMPORT_ERRORS } from './imports.js';
+
+/** Failed attempts listed when the query names no limit. */
+const FAILURES_DEFAULT = 50;
 
 /** Cancel and retry of imports (by those who may manage the dataset), and failed attempts. */
 
@@ -72,7 +75,12 @@ const importControl: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: Type.Array(FailedAttempt), 400: E, 401: E, 500: E },
       },
     },
-    async (req) => failedAttempts(app.pg, req.query),
+    // Only failures of datasets the caller may read (permissions.ts).
+    async (req) => {
+      const limit = req.query.limit ?? FAILURES_DEFAULT;
+      const rows = await failedAttempts(app.pg, { ...req.query, limit: rowsToScan(req, limit) });
+      return (await aboutReadable(req, rows)).slice(0, limit);
+    },
   );
 };
 export default importControl;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditPage, DatasetView, Listing } from '@freeloader/protocol';
 import { setPlacement } from '../repositories/placement.js';
+import { apiCall } from '../test/api-call.js';
 import { startHarness, type Harness } from '../test/harness.js';
 
 /**
@@ -14,18 +15,8 @@ const auth: Record<string, string> = {};
 const ids: Record<string, string> = {};
 let holder: string;
 
-async function call(who: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${base}/api/v1${path}`, {
-    method,
-    headers: {
-      authorization: auth[who]!,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: (text ? JSON.parse(text) : {}) as Answer };
-}
+const call = (who: string, method: string, path: string, body?: unknown) =>
+  apiCall<Answer>(base, auth[who]!, method, path, body);
 
 /** The fields of the manager's answers these tests read. */
 interface Answer {

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ErrorBodySchema as E, TransferQuery, TransferView } from '@freeloader/protocol';
-import { aboutReadable } from '../auth/access.js';
+import type { FastifyRequest } from 'fastify';
+import { aboutReadable, rowsToScan } from '../auth/access.js';
 import { requireUser } from '../auth/guards.js';
 import type { SoftState } from '../soft-state.js';
 import { throttleFields } from '../throttle-view.js';
@@ -18,6 +19,16 @@ function withThrottle(rows: TransferView[], soft: SoftState): TransferView[] {
   );
 }
 
+/** Transfers listed when the query names no limit. */
+const TRANSFERS_DEFAULT = 200;
+
+/** Transfers the caller may read, up to the asked limit however many others' are newer. */
+async function readableTransfers(req: FastifyRequest, q: TransferQuery): Promise<TransferView[]> {
+  const limit = q.limit ?? TRANSFERS_DEFAULT;
+  const rows = await req.server.jobsRepo.transfers({ ...q, limit: rowsToScan(req, limit) });
+  return (await aboutReadable(req, rows)).slice(0, limit);
+}
+
 /** Jobs as progress rows, most recently active first, of datasets the caller may read. */
 const transfers: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -32,11 +43,7 @@ const transfers: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     // Only transfers of datasets the caller may read (permissions.ts).
-    async (req) =>
-      withThrottle(
-        await aboutReadable(req, await app.jobsRepo.transfers(req.query)),
-        app.softState,
-      ),
+    async (req) => withThrottle(await readableTransfers(req, req.query), app.softState),
   );
 };
 export default transfers;

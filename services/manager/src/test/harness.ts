@@ -5,6 +5,7 @@ import { createUser } from '../bootstrap.js';
 import { LOOPBACK_SOURCES } from '@freeloader/sources/testing';
 import { loadConfig, type Config } from '../config.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
+import { TEST_MASTER_KEY_FILE } from './master-key.js';
 
 export interface Harness {
   app: FastifyInstance;
@@ -33,6 +34,7 @@ export async function startHarness(
       databaseUrl: db.url,
       logLevel: 'silent',
       home: '/nonexistent',
+      masterKeyFile: TEST_MASTER_KEY_FILE,
       // The tests' sources are test servers on loopback: allowed here, on purpose.
       sourceAllow: [...LOOPBACK_SOURCES],
       ...overrides,

@@ -12,6 +12,7 @@ interface ManagerOptions {
   tlsCert?: string;
   tlsKey?: string;
   tlsCa?: string;
+  masterKeyFile?: string;
 }
 
 export function registerManager(program: Command): void {
@@ -32,6 +33,10 @@ export function registerManager(program: Command): void {
     .option('--tls-cert <file>', "your certificate (PEM) instead of the manager's own CA's")
     .option('--tls-key <file>', 'the key of --tls-cert (PEM)')
     .option('--tls-ca <file>', 'the CA that issued --tls-cert (default: its last certificate)')
+    .option(
+      '--master-key-file <file>',
+      'the 0600 key wrapping dataset keys (or FREELOADER_MASTER_KEY_FILE; default <home>/manager/master.key); every manager of one database needs the same',
+    )
     .action(async (opts: ManagerOptions) => {
       const { startManager } = await importManager();
       const listen = parseListen(opts.listen);
@@ -46,6 +51,7 @@ export function registerManager(program: Command): void {
         ...(opts.tlsCert ? { tlsCert: opts.tlsCert } : {}),
         ...(opts.tlsKey ? { tlsKey: opts.tlsKey } : {}),
         ...(opts.tlsCa ? { tlsCa: opts.tlsCa } : {}),
+        ...(opts.masterKeyFile ? { masterKeyFile: opts.masterKeyFile } : {}),
       });
       console.error(`manager: ${manager.url} (API docs at ${manager.url}/docs)`);
       // Not a secret: what agents' join tokens and `freeloader login --ca-fingerprint` pin.

@@ -1,0 +1,85 @@
+// The master key that wraps every dataset key lives in a file beside the manager, not in the
+// database: a database dump (a backup, a copy handed to a colleague to debug) alone then opens
+// no donor's data. Kept in db/ beside data-key-wrap.ts: repositories import nothing but db/.
+import { createHmac, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, link, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { DATA_KEY_BYTES, FreeLoaderError } from '@freeloader/protocol';
+
+/** The key file's mode: the manager's user alone reads it (as ssh insists for its keys). */
+export const MASTER_KEY_FILE_MODE = 0o600;
+
+/**
+ * Where the master key is: the admin's file, else `$FREELOADER_HOME/manager/master.key`.
+ *
+ * @example masterKeyPath({ home: '/var/lib/freeloader' }) // '/var/lib/freeloader/manager/master.key'
+ */
+export function masterKeyPath(config: { home: string; masterKeyFile?: string }): string {
+  return config.masterKeyFile ?? join(config.home, 'manager', 'master.key');
+}
+
+/**
+ * A one-way check value of a master key, for the database: managers compare their key against
+ * it (a wrong file is refused at start) without the database ever holding the key. HMAC-SHA256
+ * under the key, so the value reveals nothing of it.
+ *
+ * @example masterKeyCheck(key) // 'hmac-sha256:3f5a…' (64 hex digits)
+ */
+export function masterKeyCheck(key: Buffer): string {
+  const mac = createHmac('sha256', key).update('freeloader master key check v1').digest('hex');
+  return `hmac-sha256:${mac}`;
+}
+
+/**
+ * The key in `path`, or undefined when there is no such file. Refused (MASTER_KEY_MISMATCH)
+ * when others may read it or it holds no key: the manager does not start on an unsafe key.
+ */
+export async function readMasterKeyFile(path: string): Promise<Buffer | undefined> {
+  if (!existsSync(path)) return undefined;
+  const mode = (await stat(path)).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    throw new FreeLoaderError(
+      'MASTER_KEY_MISMATCH',
+      `the master key file ${path} is mode ${mode.toString(8)}: others may read it; ` +
+        `chmod 600 ${path} (and ask who may have copied it)`,
+    );
+  }
+  const key = Buffer.from((await readFile(path, 'utf8')).trim(), 'base64');
+  if (key.length !== DATA_KEY_BYTES) {
+    throw new FreeLoaderError(
+      'MASTER_KEY_MISMATCH',
+      `the master key file ${path} does not hold a ${DATA_KEY_BYTES}-byte key (base64)`,
+    );
+  }
+  return key;
+}
+
+/**
+ * Write `key` to `path` (mode 0600) unless a key is there already; returns the key the file
+ * holds afterwards (another process's, when it won the race). Written to a temporary file,
+ * flushed, then hard-linked into place, so the file is never half written and never replaced.
+ *
+ * @example const key = await writeMasterKeyFileOnce('/home/fl/.freeloader/manager/master.key', randomBytes(32));
+ */
+export async function writeMasterKeyFileOnce(path: string, key: Buffer): Promise<Buffer> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  // pid and random: test workers are threads of one process, and may race for one file.
+  const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const file = await open(tmp, 'w', MASTER_KEY_FILE_MODE);
+  try {
+    await file.writeFile(`${key.toString('base64')}\n`);
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  await chmod(tmp, MASTER_KEY_FILE_MODE);
+  try {
+    await link(tmp, path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  } finally {
+    await unlink(tmp);
+  }
+  return (await readMasterKeyFile(path))!;
+}
