@@ -75,7 +75,10 @@ export default {
       const fl = await startFreeLoaderLan(tb, {
         workDir: work,
         quota: ctx.quick ? '1GiB' : '2GiB',
-        env: { REPAIR_AFTER_MS: String(REPAIR_AFTER_MS) },
+        env: {
+          REPAIR_AFTER_MS: String(REPAIR_AFTER_MS),
+          LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+        },
       });
       const ds = await ctx.dataset(bytes);
       const fg = await ctx.dataset(fgBytes);
@@ -158,7 +161,14 @@ export default {
         async () => {
           // The queue in the log as it changes: where a slow repair spends its time.
           const q = await repairQueue(tb, fl);
-          const line = `waiting ${q.waitingUnits} running ${q.runningUnits} units, ${q.bytes} bytes`;
+          const receivers = new Set(
+            /** @type {Array<{ state: string, toAgent: string | null }>} */ (q.units)
+              .filter((u) => u.state === 'running')
+              .map((u) => u.toAgent),
+          ).size;
+          const line =
+            `waiting ${q.waitingUnits} running ${q.runningUnits} units, ${q.bytes} bytes; ` +
+            `jobs report ${(q.rate / 1e6).toFixed(1)} MB/s into ${receivers} receivers`;
           if (line !== lastQueue)
             ctx.log(`${((performance.now() - lostAt) / 1000).toFixed(1)} s: ${line}`);
           lastQueue = line;

@@ -26,6 +26,23 @@ export interface CapabilityPayload {
   exp: number;
 }
 
+const REPAIR_SUBJECT_PREFIX = 'repair:';
+
+/**
+ * Subject of a repair job's read capability. A donor serves reads under it as background
+ * traffic: they yield to foreground (client) reads of the same donor.
+ *
+ * @example repairSubject('5b0e…') // → 'repair:5b0e…'; isRepairSubject('alice') → false
+ */
+export function repairSubject(destination: string): string {
+  return `${REPAIR_SUBJECT_PREFIX}${destination}`;
+}
+
+/** Whether a capability subject is a repair job's ({@link repairSubject}). */
+export function isRepairSubject(sub: string): boolean {
+  return sub.startsWith(REPAIR_SUBJECT_PREFIX);
+}
+
 const PREFIX = 'fl1';
 
 export function generateSigningKeys(): { privateKeyPem: string; publicKeyPem: string } {

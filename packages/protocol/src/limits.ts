@@ -150,8 +150,35 @@ export const REPAIR_AFTER_MIN_OUTAGES = 20;
 export const REPAIR_AFTER_PERCENTILE = 0.95;
 /** Per-donor repair bandwidth cap b (bytes/s) unless the admin sets REPAIR_DONOR_RATE. */
 export const REPAIR_DONOR_RATE_BPS = 8 * 1024 * 1024;
+/**
+ * Most stripe cycles a declustered copy rotates through before it repeats (copy 1 of a stripe
+ * over D donors takes D − 1 cycles, each a different rotation, so a lost donor's twins sit on
+ * every other donor: D − 1 repair senders instead of 1). Caps a copy's donor list at
+ * D × this entries: past 33 donors a lost donor's twins still spread over 32 senders, which
+ * already outruns any one receiver's b many times over.
+ */
+export const DECLUSTER_MAX_CYCLES = 32;
 /** Cap B on repair reads from a dataset's source (bytes/s) unless set by REPAIR_SOURCE_RATE. */
 export const REPAIR_SOURCE_RATE_BPS = 16 * 1024 * 1024;
+/**
+ * A donor that served a client's morsel read this recently is serving a foreground read
+ * (milliseconds): its repair traffic yields. A `get` keeps a donor's connection busy with a
+ * morsel every ~0.3 s at the benchmark's rates, so 500 ms holds repair back for the whole read
+ * and lets it run again half a second after the last morsel.
+ */
+export const FOREGROUND_QUIET_MS = 500;
+/**
+ * Repair rate of a donor while it serves foreground reads, both ways (bytes/s): b / 8. Not 0,
+ * so a donor read all day still repairs (slowly) instead of leaving data under-replicated.
+ * Measured in the repair benchmark at full b: a foreground get kept 0.72 of its rate.
+ */
+export const REPAIR_YIELD_RATE_BPS = REPAIR_DONOR_RATE_BPS / 8;
+/**
+ * Longest a sending donor holds one repair read to yield (milliseconds): well under the
+ * readers' stall timeout (10 s), so a held repair read is never taken for a stalled donor.
+ */
+export const REPAIR_YIELD_MAX_HOLD_MS = 2_000;
+
 /**
  * Bytes of repair units grouped into one repair job (one destination, one claim): 32 s at the
  * default b, so the seconds between a job's end and the next one's start (a scheduler pass, a

@@ -50,7 +50,9 @@ export {
 export { auditCover } from './coverage.js';
 export {
   auditReplicas,
+  declusterCycles,
   placeReplicas,
+  rotatedSlot,
   slotShares,
   tallyCopies,
   type ReplicaInput,

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import type { Extent } from '@freeloader/protocol';
+import { DECLUSTER_MAX_CYCLES, donorsOfMorsel, type Extent } from '@freeloader/protocol';
 import { placePredictive } from './predictive.js';
-import { auditReplicas, placeReplicas, slotShares, tallyCopies } from './replicas.js';
+import {
+  auditReplicas,
+  declusterCycles,
+  placeReplicas,
+  rotatedSlot,
+  slotShares,
+  tallyCopies,
+} from './replicas.js';
 import { placeRoundRobin } from './round-robin.js';
 
 const ext = (donors: string[], count: number, unit = 1, first = 0, phase = 0): Extent => ({
@@ -82,6 +89,81 @@ describe('placeReplicas', () => {
 
   it('rejects a copy count below one', () => {
     expect(() => placeReplicas({ primary: [], copies: 0, donors: [] })).toThrow(/copies/);
+  });
+});
+
+/** Donors holding another copy of the morsels `lost` holds: who sends when `lost` dies. */
+function twinHolders(
+  extents: readonly Extent[],
+  morsels: number,
+  lost: string,
+): Map<string, number> {
+  const out = new Map<string, number>();
+  for (let m = 0; m < morsels; m++) {
+    const holders = donorsOfMorsel(extents, m);
+    if (!holders.includes(lost)) continue;
+    for (const h of holders) if (h !== lost) out.set(h, (out.get(h) ?? 0) + 1);
+  }
+  return out;
+}
+
+describe('declustered copies', () => {
+  const six = ['a', 'b', 'c', 'd', 'e', 'f'];
+
+  it.each([1, 2, 4])(
+    'a lost donor of a round-robin stripe (unit %i) has its twins on all five others, evenly',
+    (unit) => {
+      const morsels = 6 * 5 * unit * 4;
+      const primary = placeRoundRobin({
+        morsels,
+        width: 6,
+        unit,
+        donors: space(Object.fromEntries(six.map((d) => [d, morsels]))),
+      }).extents;
+      const plan = placeReplicas({
+        primary,
+        copies: 2,
+        donors: space(Object.fromEntries(six.map((d) => [d, morsels]))),
+      });
+      auditReplicas(plan.extents, morsels, 2);
+      for (const lost of six) {
+        const twins = twinHolders(plan.extents, morsels, lost);
+        expect([...twins.keys()].sort()).toEqual(six.filter((d) => d !== lost));
+        // Twins of copy 0 and copy 1: 2 × (morsels / 6) spread evenly over 5 senders.
+        for (const n of twins.values()) expect(n).toBe((2 * morsels) / 6 / 5);
+      }
+      for (const n of plan.perDonor.values()) expect(n).toBe((2 * morsels) / 6);
+      // One extent per copy-0 extent, the list D × (D − 1) long: compact, not per morsel.
+      expect(plan.extents.length).toBe(2 * primary.length);
+      for (const e of plan.extents.filter((x) => x.copy === 1)) expect(e.donors.length).toBe(30);
+    },
+  );
+
+  it('three copies of a 4-wide stripe: never two on one donor, twins on every other donor', () => {
+    const primary = [ext(['a', 'b', 'c', 'd'], 48)];
+    const plan = placeReplicas({
+      primary,
+      copies: 3,
+      donors: space({ a: 99, b: 99, c: 99, d: 99 }),
+    });
+    expect(plan.placed).toBe(3);
+    auditReplicas(plan.extents, 48, 3);
+    expect([...twinHolders(plan.extents, 48, 'a').keys()].sort()).toEqual(['b', 'c', 'd']);
+    expect(Object.fromEntries(plan.perDonor)).toEqual({ a: 36, b: 36, c: 36, d: 36 });
+  });
+
+  it('caps the cycles (the list stays O(donors)) and keeps short extents short', () => {
+    const wide = Array.from({ length: 40 }, (_, i) => `d${i}`);
+    expect(declusterCycles(ext(wide, 40 * 100))).toBe(DECLUSTER_MAX_CYCLES);
+    expect(declusterCycles(ext(six, 13))).toBe(3);
+    expect(declusterCycles(ext(six, 6, 1, 0, 1))).toBe(2);
+    expect(declusterCycles(ext(['a', 'b'], 100))).toBe(1);
+  });
+
+  it('rotatedSlot shifts every cycle differently and never onto copy 0', () => {
+    for (let k = 0; k < 30; k++) expect(rotatedSlot(k, 1, 6)).not.toBe(k % 6);
+    expect([0, 1, 2, 3, 4].map((j) => rotatedSlot(j * 6, 1, 6))).toEqual([1, 2, 3, 4, 5]);
+    for (let k = 0; k < 30; k++) expect(rotatedSlot(k, 2, 6)).not.toBe(rotatedSlot(k, 1, 6));
   });
 });
 

@@ -1,4 +1,9 @@
-import { FreeLoaderError, donorsOfMorsel, type Extent } from '@freeloader/protocol';
+import {
+  DECLUSTER_MAX_CYCLES,
+  FreeLoaderError,
+  donorsOfMorsel,
+  type Extent,
+} from '@freeloader/protocol';
 import type { DonorSpace } from './round-robin.js';
 
 export interface ReplicaInput {
@@ -21,17 +26,24 @@ export interface ReplicaPlan {
 
 /**
  * Place copies 1…n−1 of a placed dataset so that no two copies of a morsel share a donor
- * (ThriftStore's replication level n, seed 003 §3.2). Copy c of an extent keeps copy 0's
- * range, unit and phase, so a morsel sits at the same slot of every copy; each slot of copy c
- * takes copy 0's donor list rotated by c (the stripe stays spread and every donor keeps its share)
- * unless that donor already holds the slot in an earlier copy or lacks room, then the donor with
- * the most room left that holds no copy of the slot. A copy that cannot be completed for every
- * extent is not placed at all, and no later copy is tried: `placed` says how many copies exist.
+ * (ThriftStore's replication level n, seed 003 §3.2), DECLUSTERED: copy c of an extent keeps
+ * copy 0's range, unit and phase, but its donor list runs through K = min(D − 1,
+ * DECLUSTER_MAX_CYCLES) stripe cycles of copy 0's D slots, cycle j rotated by
+ * 1 + ((j + c − 1) mod (D − 1)). A plain rotation (the same for every cycle) put the twins of
+ * one donor's morsels all on one other donor, so repairing a lost donor had one sender per
+ * copy and the repair benchmark ran at 0.19 of the caps; declustered, its twins sit on all
+ * D − 1 others, which all send at once. Each cycle is a permutation of copy 0's slots, so every
+ * donor keeps its share (± one stripe unit in a partial cycle), and copy c's list stays
+ * O(D × K) entries in one extent per copy-0 extent. A slot whose rotated donor already holds
+ * the slot in an earlier copy or lacks room takes the donor with the most room left that holds
+ * no copy of it. A copy that cannot be completed for every extent is not placed at all, and no
+ * later copy is tried: `placed` says how many copies exist.
  *
  * @example
- *   placeReplicas({ copies: 2, primary: [{ copy: 0, first: 0, count: 4, unit: 1, phase: 0,
- *     donors: ['a', 'b'] }], donors: [{ id: 'a', freeMorsels: 2 }, { id: 'b', freeMorsels: 2 }] });
- *   // copy 1: donors ['b', 'a'] — morsels 0,2 on a then b; 1,3 on b then a. placed 2.
+ *   placeReplicas({ copies: 2, primary: [{ copy: 0, first: 0, count: 6, unit: 1, phase: 0,
+ *     donors: ['a', 'b', 'c'] }], donors: [{ id: 'a', freeMorsels: 2 }, { id: 'b', freeMorsels: 2 },
+ *     { id: 'c', freeMorsels: 2 }] });
+ *   // copy 1: donors ['b', 'c', 'a', 'c', 'a', 'b']: a's morsels 0 and 3 have twins on b and c.
  */
 export function placeReplicas(input: ReplicaInput): ReplicaPlan {
   const { primary, copies, donors } = input;
@@ -45,8 +57,7 @@ export function placeReplicas(input: ReplicaInput): ReplicaPlan {
     const trial = new Map(free);
     const copy: Extent[] = [];
     for (const e of primary) {
-      const donorsOf = slotDonors(extents, e);
-      const list = copySlots(e, c, donorsOf, trial);
+      const list = copySlots(e, c, extents, trial);
       if (!list) break;
       copy.push({ ...e, copy: c, donors: list });
     }
@@ -58,29 +69,66 @@ export function placeReplicas(input: ReplicaInput): ReplicaPlan {
   return { extents, placed, perDonor: tallyCopies(extents) };
 }
 
-/** Donors of each slot of extent `e` over the copies placed so far (same range as `e`). */
-function slotDonors(placed: readonly Extent[], e: Extent): Set<string>[] {
-  const slots = e.donors.map(() => new Set<string>());
-  for (const x of placed) {
-    if (x.first !== e.first || x.count !== e.count) continue;
-    x.donors.forEach((d, i) => slots[i]!.add(d));
-  }
-  return slots;
+/** Stripe cycles copy 0 of `e` touches, up to `limit`. */
+function cyclesTouched(e: Extent, limit: number): number {
+  const lastSlot = Math.ceil(e.count / e.unit) - 1 + e.phase;
+  return Math.max(1, Math.min(limit, Math.floor(lastSlot / e.donors.length) + 1));
 }
 
-/** Donor list of copy `c` of `e`, or null when some slot has no donor left with room. */
+/**
+ * Cycles of copy 0's slots a declustered copy of `e` rotates through: D − 1 (every rotation
+ * but none), capped by DECLUSTER_MAX_CYCLES and by the cycles the extent actually has.
+ *
+ * @example declusterCycles({ copy: 0, first: 0, count: 60, unit: 1, phase: 0,
+ *   donors: ['a', 'b', 'c', 'd', 'e', 'f'] }) // → 5
+ */
+export function declusterCycles(e: Extent): number {
+  const d = e.donors.length;
+  return d <= 2 ? 1 : cyclesTouched(e, Math.min(d - 1, DECLUSTER_MAX_CYCLES));
+}
+
+/**
+ * Slot `k` of copy `c`'s declustered list for a stripe of `d` slots: cycle ⌊k / d⌋ shifts
+ * copy 0's slot k mod d by 1 + ((cycle + c − 1) mod (d − 1)), never 0, and two copies never by
+ * the same amount in one cycle (while c < d).
+ *
+ * @example rotatedSlot(7, 1, 6) // cycle 1, slot 1, shift 2 → slot 3
+ */
+export function rotatedSlot(k: number, c: number, d: number): number {
+  if (d === 1) return 0;
+  const shift = 1 + ((Math.floor(k / d) + c - 1) % (d - 1));
+  return ((k % d) + shift) % d;
+}
+
+/**
+ * Donors of each of `slots` slots of extent `e`'s range over the copies placed so far: a list
+ * of length L serves slot k at k mod L (every list is copy 0's D slots times some cycles).
+ */
+function slotDonors(placed: readonly Extent[], e: Extent, slots: number): Set<string>[] {
+  const out = Array.from({ length: slots }, () => new Set<string>());
+  for (const x of placed) {
+    if (x.first !== e.first || x.count !== e.count) continue;
+    out.forEach((set, k) => set.add(x.donors[k % x.donors.length]!));
+  }
+  return out;
+}
+
+/** Declustered donor list of copy `c` of `e`, or null when some slot has no donor with room. */
 function copySlots(
   e: Extent,
   c: number,
-  taken: Set<string>[],
+  placed: readonly Extent[],
   free: Map<string, number>,
 ): string[] | null {
-  const shares = slotShares(e);
+  const d = e.donors.length;
+  const slots = d * declusterCycles(e);
+  const taken = slotDonors(placed, e, slots);
+  const shares = slotShares({ ...e, donors: new Array<string>(slots).fill('') });
   const list: string[] = [];
-  for (let i = 0; i < e.donors.length; i++) {
-    const need = shares[i]!;
-    const fits = (d: string) => !taken[i]!.has(d) && (free.get(d) ?? 0) >= need;
-    const rotated = e.donors[(i + c) % e.donors.length]!;
+  for (let k = 0; k < slots; k++) {
+    const need = shares[k]!;
+    const fits = (id: string) => !taken[k]!.has(id) && (free.get(id) ?? 0) >= need;
+    const rotated = e.donors[rotatedSlot(k, c, d)]!;
     const chosen = fits(rotated) ? rotated : roomiest(free, fits);
     if (!chosen) return null;
     free.set(chosen, free.get(chosen)! - need);

@@ -22,6 +22,7 @@ import { attachPatching } from '../patching/attach-patching.js';
 import type { PatchRegistry } from '../patching/patch-registry.js';
 import { FsStore } from '../store/fs-store.js';
 import { holdsBackgroundWork } from '../governor/background-hold.js';
+import { ForegroundYield } from '../governor/foreground-yield.js';
 import { Governance, type AdmitTransfer } from '../governor/governance.js';
 import { loadGovernorFile, type GovernorFile } from '../governor/governor-file.js';
 import type { OwnerIdleSource } from '../governor/owner-idle.js';
@@ -94,6 +95,8 @@ export class AgentDaemon extends EventEmitter {
   readonly store: RetiringStore;
   /** The serving governor: owner activity, contention, schedules and pauses → a paced rate. */
   readonly governance: Governance;
+  /** Client reads served here hold this donor's repair traffic back (both ways). */
+  readonly foreground = new ForegroundYield();
   private readonly service: FastifyInstance;
   /** The manager's API as this agent (the settings API uses it for quota changes). */
   readonly manager: ManagerClient;
@@ -197,6 +200,7 @@ export class AgentDaemon extends EventEmitter {
       },
       pace: (body) => this.governance.pace(body),
       prepareDataset: (datasetId) => this.prepareDataset(datasetId),
+      foreground: this.foreground,
     });
     // The owner notices everything the agent moves: imports, patch downloads and relocation
     // pushes go through the serving governor too (paced with it, held while paused).
@@ -253,6 +257,7 @@ export class AgentDaemon extends EventEmitter {
           allowFileUris: opts.allowFileUris ?? false,
           sourcePolicy: this.sourcePolicy,
           admit,
+          foreground: this.foreground,
         }),
       },
       this.log,

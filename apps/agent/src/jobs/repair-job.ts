@@ -10,6 +10,7 @@ import {
 } from '@freeloader/protocol';
 import { openSource, type Source, type SourcePolicy } from '@freeloader/sources';
 import { DonorPools } from '../client/donor-pool.js';
+import type { ForegroundYield } from '../governor/foreground-yield.js';
 import type { AdmitTransfer } from '../governor/governance.js';
 import { TokenBucket } from '../governor/token-bucket.js';
 import type { ManagerClient } from '../manager-client.js';
@@ -41,6 +42,8 @@ export interface RepairDeps {
   sourcePolicy: SourcePolicy;
   /** The governor's admission: repair is paced with serving and yields to the owner. */
   admit?: AdmitTransfer;
+  /** Client reads served here: while they run, this donor receives repair at the yield rate. */
+  foreground?: ForegroundYield;
 }
 
 /**
@@ -48,7 +51,8 @@ export interface RepairDeps {
  * manager named (read capability) or, when none can deliver it, from the source, store it only if
  * its SHA-256 is the one the manager recorded, then ask the manager to commit the unit. Bytes
  * move at the job's cap (b, or B's share for source reads) and through the governor, so repair
- * never beats the owner's own use. A unit already committed (a resumed job) commits as a no-op.
+ * never beats the owner's own use, and at the yield rate while clients read from this donor (the
+ * senders hold repair reads the same way), so repair never beats foreground readers either. A unit already committed (a resumed job) commits as a no-op.
  */
 export function repairJobHandler(deps: RepairDeps): JobHandler {
   return async (claimed, ctx) => {
@@ -81,6 +85,7 @@ export function repairJobHandler(deps: RepairDeps): JobHandler {
       const wait = bucket.reserve(m.length);
       if (wait > 0) await sleep(wait, undefined, { signal: ctx.signal });
       await deps.admit?.(m.length, 'in', ctx.signal);
+      await deps.foreground?.background(m.length, ctx.signal);
       let lastError: unknown;
       for (const url of m.donors) {
         try {

@@ -19,16 +19,18 @@ export interface CapabilityGuardOptions {
  * A token that verified once for a dataset and op is remembered until it expires, so reading a
  * dataset morsel by morsel costs one signature check, not one per morsel.
  *
- * @example guard.check(token, datasetId, 'read') // throws CAPABILITY_* or UNAVAILABLE
+ * @example guard.check(token, datasetId, 'read') // → 'client:alice'; throws CAPABILITY_* or UNAVAILABLE
  */
 export class CapabilityGuard {
   private keyPem: string | undefined;
   private key: KeyObject | undefined;
-  private readonly verified = new Map<string, number>();
+  /** Memo key → the token's expiry (unix seconds) and subject. */
+  private readonly verified = new Map<string, { exp: number; sub: string }>();
 
   constructor(private readonly opts: CapabilityGuardOptions) {}
 
-  check(token: string | undefined, dataset: string, op: CapabilityOp): void {
+  /** Verify `token` for `op` on `dataset`; returns its subject (who it was issued to). */
+  check(token: string | undefined, dataset: string, op: CapabilityOp): string {
     const pem = this.opts.managerPublicKey();
     if (!pem) {
       throw new FreeLoaderError('UNAVAILABLE', 'this agent is not enrolled yet; try another donor');
@@ -41,8 +43,8 @@ export class CapabilityGuard {
     const agentId = this.opts.agentId();
     const now = Math.floor(Date.now() / 1000);
     const memo = `${op}\n${dataset}\n${agentId ?? ''}\n${token ?? ''}`;
-    const exp = this.verified.get(memo);
-    if (exp !== undefined && exp + CAPABILITY_CLOCK_SKEW_S >= now) return;
+    const known = this.verified.get(memo);
+    if (known !== undefined && known.exp + CAPABILITY_CLOCK_SKEW_S >= now) return known.sub;
     this.verified.delete(memo);
     const payload = verifyCapability(this.key!, token, {
       dataset,
@@ -54,7 +56,8 @@ export class CapabilityGuard {
       // Oldest first: Map iteration follows insertion order.
       this.verified.delete(this.verified.keys().next().value!);
     }
-    this.verified.set(memo, payload.exp);
+    this.verified.set(memo, { exp: payload.exp, sub: payload.sub });
+    return payload.sub;
   }
 }
 

@@ -9,7 +9,9 @@ import {
   DatasetParams,
   FreeLoaderError,
   isFreeLoaderError,
+  isRepairSubject,
   MAX_MORSELS_PER_DATASET,
+  REPAIR_YIELD_MAX_HOLD_MS,
   maxMorselBody,
   MorselParams,
 } from '@freeloader/protocol';
@@ -19,6 +21,7 @@ import {
   MORSEL_HASH_HEADER,
   MORSEL_ROUTE,
 } from '@freeloader/protocol/wire';
+import type { ForegroundYield } from '../governor/foreground-yield.js';
 import type { MorselStore } from '../store/store.js';
 import { BatchFrameStream, nextHeldMorsel } from './batch-stream.js';
 import { CapabilityGuard, capabilityFrom } from './capability-guard.js';
@@ -51,6 +54,11 @@ export interface MorselServiceOptions {
    * from a claimed job) and resolve true to have the put retried. Absent: such a PUT is 404.
    */
   prepareDataset?: (datasetId: string) => Promise<boolean>;
+  /**
+   * Reads under a repair capability are background: held their turn while clients read here
+   * (at most REPAIR_YIELD_MAX_HOLD_MS a morsel); every other read marks the donor busy.
+   */
+  foreground?: ForegroundYield;
 }
 
 /**
@@ -85,8 +93,12 @@ export function buildMorselService(opts: MorselServiceOptions): FastifyInstance 
     dataset: string,
     index: number,
   ): Promise<LeanMorsel> => {
-    guard.check(token, dataset, 'read');
-    const buf = buffers.take(await morselSizeOf(dataset));
+    const sub = guard.check(token, dataset, 'read');
+    const size = await morselSizeOf(dataset);
+    if (isRepairSubject(sub))
+      await opts.foreground?.background(size, undefined, REPAIR_YIELD_MAX_HOLD_MS);
+    else opts.foreground?.noteForeground();
+    const buf = buffers.take(size);
     try {
       const { data, sha256 } = await store.get(dataset, index, buf);
       return { data, sha256, release: () => buffers.give(buf) };
@@ -210,7 +222,12 @@ export function buildMorselService(opts: MorselServiceOptions): FastifyInstance 
     async (req, reply) => {
       const { dataset } = req.params;
       const { from, count } = req.query;
-      guard.check(capabilityFrom(req.headers.authorization, req.query), dataset, 'read');
+      const sub = guard.check(
+        capabilityFrom(req.headers.authorization, req.query),
+        dataset,
+        'read',
+      );
+      if (!isRepairSubject(sub)) opts.foreground?.noteForeground();
       const end = Math.min(from + count, MAX_MORSELS_PER_DATASET);
       // Fetch the first frame before answering, so an unknown dataset is still a clean 404.
       const first = await nextHeldMorsel(store, dataset, from, end);

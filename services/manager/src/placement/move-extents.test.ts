@@ -99,6 +99,17 @@ describe('reassign', () => {
     expect(out).toHaveLength(rows);
   });
 
+  it('keeps a moved unit of a long (declustered) list to the one slot it uses', () => {
+    // Copy 1 of a 3-wide stripe, declustered: 2 cycles, list b c a | c a b.
+    const long = ext(0, 12, 1, ['b', 'c', 'a', 'c', 'a', 'b']);
+    const before = layout([long], 12).join('');
+    const out = reassign([long], 'a', [{ copy: 0, first: 4, count: 1, to: 'x' }]);
+    expect(layout(out, 12).join('')).toBe(before.slice(0, 4) + 'x' + before.slice(5));
+    expect(out.find((e) => e.first === 4)).toMatchObject({ count: 1, phase: 0, donors: ['x'] });
+    // The tail keeps the full list (it spans more than a cycle): every morsel where it was.
+    expect(out.find((e) => e.first === 5)!.donors).toHaveLength(6);
+  });
+
   it('refuses a run no extent holds', () => {
     expect(() =>
       reassign([ext(0, 4, 1, ['a'])], 'a', [{ copy: 0, first: 2, count: 4, to: 'x' }]),

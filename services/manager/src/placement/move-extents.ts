@@ -77,12 +77,10 @@ export function reassign(
       );
     }
     const e = out[i]!;
+    const run = slice(e, m.first, m.first + m.count)!;
     const pieces = [
       slice(e, e.first, m.first),
-      {
-        ...slice(e, m.first, m.first + m.count)!,
-        donors: e.donors.map((d) => (d === from ? m.to : d)),
-      },
+      { ...run, donors: run.donors.map((d) => (d === from ? m.to : d)) },
       slice(e, m.first + m.count, e.first + e.count),
     ].filter((p): p is Extent => p !== undefined);
     out = [...out.slice(0, i), ...pieces, ...out.slice(i + 1)];
@@ -90,7 +88,11 @@ export function reassign(
   return merge(out);
 }
 
-/** Morsels [start, end) of `e` as an extent of their own (undefined when empty). */
+/**
+ * Morsels [start, end) of `e` as an extent of their own (undefined when empty). A piece shorter
+ * than a cycle keeps only the slots it uses (phase 0): a repaired unit of a declustered copy
+ * (list D × (D − 1) long) is then a one-donor extent, not 30 donors rewritten at every commit.
+ */
 function slice(e: Extent, start: number, end: number): Extent | undefined {
   if (end <= start) return undefined;
   if (
@@ -103,7 +105,12 @@ function slice(e: Extent, start: number, end: number): Extent | undefined {
     );
   }
   const phase = (e.phase + (start - e.first) / e.unit) % e.donors.length;
-  return { ...e, first: start, count: end - start, phase, donors: [...e.donors] };
+  const units = Math.ceil((end - start) / e.unit);
+  if (units >= e.donors.length) {
+    return { ...e, first: start, count: end - start, phase, donors: [...e.donors] };
+  }
+  const donors = Array.from({ length: units }, (_, i) => e.donors[(phase + i) % e.donors.length]!);
+  return { ...e, first: start, count: end - start, phase: 0, donors };
 }
 
 /** Join adjacent extents of one copy that continue each other's stripe exactly. */

@@ -5,6 +5,7 @@ import {
   SHA256_BYTES,
   donorOf,
   morselLength,
+  repairSubject,
   signCapability,
   type Extent,
   type RepairJobPayload,
@@ -180,7 +181,7 @@ async function queueGroup(deps: RepairDeps, g: Group, rate: number): Promise<voi
     readCapability: signCapability(deps.signingKeys.privateKey, {
       ds: d.id,
       ops: ['read'],
-      sub: `repair:${g.to}`,
+      sub: repairSubject(g.to),
       ...(g.sources.size > 0 ? { aud: [...g.sources] } : {}),
       exp: Math.floor(Date.now() / 1000) + REPAIR_TTL_S,
     }),
