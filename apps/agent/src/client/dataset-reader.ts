@@ -84,7 +84,7 @@ export class DatasetReader {
     this.mapHashes = opts.mapHashes ?? new MapHashes(map);
     this.ownHashes = !opts.hashes;
     this.hashes = opts.hashes ?? new HashPool();
-    this.sealing = MorselSealing.of(map);
+    this.sealing = MorselSealing.of(map, (i) => this.mapHashes.tag(i));
     this.suffix = map.suffix ? new SuffixReader(map, map.suffix) : undefined;
     this.locator = new MorselLocator(map, this.suffix, {
       sourceBacked: !!opts.fromSource,

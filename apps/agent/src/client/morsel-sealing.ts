@@ -1,11 +1,8 @@
-import {
-  dataKeyOf,
-  morselTagOf,
-  openMorsel,
-  sealMorsel,
-  type DatasetMap,
-} from '@freeloader/protocol';
+import { dataKeyOf, openMorsel, sealMorsel, type DatasetMap } from '@freeloader/protocol';
 import type { HashPool, Seal, SharedMemory } from './hash-pool.js';
+
+/** Morsel `index`'s AES-GCM tag (HASH_MISMATCH when none is known). */
+export type TagOf = (index: number) => Promise<Buffer>;
 
 /**
  * How a reader handles an encrypted dataset's morsels (the map carries its key and tags). Donors
@@ -15,22 +12,23 @@ import type { HashPool, Seal, SharedMemory } from './hash-pool.js';
  * as well: that second pass over every byte cost 1.42× the CPU of a read in clear (bench
  * loopback-get); the SHA-256 stays the reference donors check without the key (import, repair,
  * scrub). Bytes read from the source are sealed first, then checked the same way. Undefined for
- * a dataset stored in clear.
+ * a dataset stored in clear. Tags come from `tagOf`: a large dataset's map carries only its
+ * first page of them, the rest are fetched in pages ({@link MapHashes.tag}).
  *
  * @example
- *   const sealing = MorselSealing.of(map); // undefined when map.dataKey is absent
+ *   const sealing = MorselSealing.of(map, (i) => mapHashes.tag(i)); // undefined in clear
  *   const ok = await sealing?.open(pool, slab, slot.offset, length, index);
  */
 export class MorselSealing {
   private constructor(
     private readonly key: Buffer,
     private readonly datasetId: string,
-    private readonly tags: string,
+    private readonly tagOf: TagOf,
   ) {}
 
-  static of(map: DatasetMap): MorselSealing | undefined {
+  static of(map: DatasetMap, tagOf: TagOf): MorselSealing | undefined {
     if (map.dataKey === undefined) return undefined;
-    return new MorselSealing(dataKeyOf(map.dataKey), map.dataset.id, map.tags ?? '');
+    return new MorselSealing(dataKeyOf(map.dataKey), map.dataset.id, tagOf);
   }
 
   /** Seal plain bytes of morsel `index` (read from the source) in place, as donors store them. */
@@ -42,23 +40,23 @@ export class MorselSealing {
    * Open sealed morsel `index` (`length` bytes of `shared` at `offset`) in place on a worker:
    * true once it is plain text, false when its tag does not match (the bytes stay as they were).
    */
-  open(
+  async open(
     pool: HashPool,
     shared: SharedMemory,
     offset: number,
     length: number,
     index: number,
   ): Promise<boolean> {
-    return pool.openSlot(shared, offset, length, this.sealOf(index));
+    return pool.openSlot(shared, offset, length, await this.sealOf(index));
   }
 
   /** {@link open} on this thread, for a buffer of its own (a hedge's backup read). */
-  openHere(index: number, data: Buffer): boolean {
-    const { key, datasetId, tag } = this.sealOf(index);
+  async openHere(index: number, data: Buffer): Promise<boolean> {
+    const { key, datasetId, tag } = await this.sealOf(index);
     return openMorsel(key, datasetId, index, data, tag);
   }
 
-  private sealOf(index: number): Seal {
-    return { key: this.key, datasetId: this.datasetId, index, tag: morselTagOf(this.tags, index) };
+  private async sealOf(index: number): Promise<Seal> {
+    return { key: this.key, datasetId: this.datasetId, index, tag: await this.tagOf(index) };
   }
 }
