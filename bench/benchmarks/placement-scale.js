@@ -19,6 +19,8 @@ const MORSEL = 2 ** 20;
 /** Targets from the issue (milliseconds). */
 const PLACEMENT_TARGET_MS = 1000;
 const FIRST_BYTE_TARGET_MS = 100;
+/** First-page map fetches per case; their median is compared with the target. */
+const FIRST_PAGE_SAMPLES = 7;
 /** Enrolments in flight while the donors are set up (not measured). */
 const ENROLL_IN_FLIGHT = 16;
 /** Hash rows (4096 digests each) written per INSERT while the map is set up. */
@@ -102,6 +104,16 @@ export default {
         const page = await profiled(`map-${size / GiB}GiB`, () =>
           firstByte(api, `/datasets/${id}/map?first=0&count=4096`),
         );
+        // One sample is mostly the shared machine's scheduling at load 15-25 (the same page
+        // took 46-250 ms in one run): the median of FIRST_PAGE_SAMPLES is what is compared
+        // with the target, the first (cold) sample and the slowest are reported beside it.
+        const samples = [page.firstByteMs];
+        for (let k = 1; k < FIRST_PAGE_SAMPLES; k++) {
+          samples.push(
+            (await firstByte(api, `/datasets/${id}/map?first=0&count=4096`)).firstByteMs,
+          );
+        }
+        const median = [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)];
         const next = await firstByte(api, `/datasets/${id}/map?first=4096&count=4096`, 'bytes');
         const nextTags = await firstByte(
           api,
@@ -110,7 +122,9 @@ export default {
         );
         const whole = await firstByte(api, `/datasets/${id}/map`);
         ctx.log(
-          `${name} map: first page ${page.firstByteMs.toFixed(1)} ms (${kb(page.bytes)}), ` +
+          `${name} map: first page ${median.toFixed(1)} ms median of ${samples.length} ` +
+            `(first ${page.firstByteMs.toFixed(1)}, slowest ${Math.max(...samples).toFixed(1)}; ` +
+            `${kb(page.bytes)}), ` +
             `next binary page ${next.firstByteMs.toFixed(1)} ms (${kb(next.bytes)}), ` +
             `its tags ${nextTags.firstByteMs.toFixed(1)} ms (${kb(nextTags.bytes)}), ` +
             `whole map ${whole.firstByteMs.toFixed(0)} ms to first byte, ` +
@@ -118,14 +132,22 @@ export default {
         );
         rows.push({
           case: `map first byte, ${size / GiB} GiB (${morsels} morsels)`,
-          params: { morsels, firstPage: page, nextPage: next, nextTags, wholeMap: whole },
-          mbps: Number(page.firstByteMs.toFixed(1)),
+          params: {
+            morsels,
+            firstPage: page,
+            firstPageSamplesMs: samples.map((x) => Number(x.toFixed(1))),
+            nextPage: next,
+            nextTags,
+            wholeMap: whole,
+          },
+          mbps: Number(median.toFixed(1)),
           limitMbps: FIRST_BYTE_TARGET_MS,
           targetRatio: 1,
           lowerIsBetter: true,
           note:
-            `ms (target < ${FIRST_BYTE_TARGET_MS}); whole hex map: ${whole.firstByteMs.toFixed(0)} ms ` +
-            `to first byte, ${kb(whole.bytes)}`,
+            `ms, median of ${samples.length} (target < ${FIRST_BYTE_TARGET_MS}); first ` +
+            `${page.firstByteMs.toFixed(0)} ms, slowest ${Math.max(...samples).toFixed(0)} ms; ` +
+            `whole hex map: ${whole.firstByteMs.toFixed(0)} ms to first byte, ${kb(whole.bytes)}`,
         });
         await releaseAll(db.url); // every case starts on empty donors
       }
@@ -285,7 +307,7 @@ async function jobStats(url, datasetId) {
 /**
  * Make the placed dataset readable as if its donors had imported it: a hash for every morsel
  * and, as the import made it encrypted (the default), an AES-GCM tag for every morsel (random:
- * nobody reads the data), and state ready. Without the tags the map would look cheaper than a
+ * nobody reads the data), and state ready with every byte cached. Without the tags the map would look cheaper than a
  * real one: a 1 TiB dataset's are 16 MiB.
  *
  * @param {string} url
@@ -314,7 +336,11 @@ async function markReady(url, datasetId, morsels) {
         );
       }
     }
-    await c.query(`UPDATE datasets SET state = 'ready' WHERE id = $1`, [datasetId]);
+    // As the manager marks an import done: every byte cached (else each map read would look
+    // like a read of a partly cached dataset and consider extending its prefix).
+    await c.query(`UPDATE datasets SET state = 'ready', cached_bytes = size_bytes WHERE id = $1`, [
+      datasetId,
+    ]);
   } finally {
     await c.end();
   }
