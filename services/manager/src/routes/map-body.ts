@@ -57,7 +57,7 @@ export async function mapBody(
   const who = principalOf(req);
   const donorsOf = async () => {
     const ids = await app.placementRepo.donorsOfDataset(dataset.id);
-    return Promise.all([app.agentsRepo.getMany(ids), donorSpeeds(placement, ids, who)]);
+    return Promise.all([app.agentsRepo.endpointsOf(ids), donorSpeeds(placement, ids, who)]);
   };
   const [extents, hashes, faults, sealing, [agents, { rates }]] = await Promise.all([
     app.placementRepo.getPlacement(dataset.id),
@@ -70,7 +70,7 @@ export async function mapBody(
     app.prefixCache.extensions.noteRead(dataset, who),
   ]);
   const donors = agents.map((a) => {
-    const state: AgentState = a.revokedAt ? 'revoked' : app.softState.stateOf(a.id);
+    const state: AgentState = a.revoked ? 'revoked' : app.softState.stateOf(a.id);
     const hb = app.softState.heartbeatOf(a.id);
     return {
       id: a.id,
