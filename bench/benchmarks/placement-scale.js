@@ -19,6 +19,8 @@ const MORSEL = 2 ** 20;
 /** Targets from the issue (milliseconds). */
 const PLACEMENT_TARGET_MS = 1000;
 const FIRST_BYTE_TARGET_MS = 100;
+/** First-page map fetches per case; their median is compared with the target. */
+const FIRST_PAGE_SAMPLES = 7;
 /** Enrolments in flight while the donors are set up (not measured). */
 const ENROLL_IN_FLIGHT = 16;
 /** Hash rows (4096 digests each) written per INSERT while the map is set up. */
@@ -102,24 +104,57 @@ export default {
         const page = await profiled(`map-${size / GiB}GiB`, () =>
           firstByte(api, `/datasets/${id}/map?first=0&count=4096`),
         );
+        // One sample is mostly the shared machine's scheduling at load 15-25 (the same page
+        // took 46-250 ms in one run): the median of FIRST_PAGE_SAMPLES is what is compared
+        // with the target, the first (cold) sample and the slowest are reported beside it.
+        // The CPU this process (manager and client) spends per page, PostgreSQL's apart: what
+        // the page costs here on an idle machine, whatever the load makes its wall time.
+        const samples = [page.firstByteMs];
+        const cpuBefore = process.cpuUsage();
+        for (let k = 1; k < FIRST_PAGE_SAMPLES; k++) {
+          samples.push(
+            (await firstByte(api, `/datasets/${id}/map?first=0&count=4096`)).firstByteMs,
+          );
+        }
+        const cpu = process.cpuUsage(cpuBefore);
+        const cpuMsPerPage = (cpu.user + cpu.system) / 1000 / (FIRST_PAGE_SAMPLES - 1);
+        const median = [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)];
         const next = await firstByte(api, `/datasets/${id}/map?first=4096&count=4096`, 'bytes');
+        const nextTags = await firstByte(
+          api,
+          `/datasets/${id}/map?first=4096&count=4096&of=tags`,
+          'bytes',
+        );
         const whole = await firstByte(api, `/datasets/${id}/map`);
         ctx.log(
-          `${name} map: first page ${page.firstByteMs.toFixed(1)} ms (${kb(page.bytes)}), ` +
+          `${name} map: first page ${median.toFixed(1)} ms median of ${samples.length} ` +
+            `(first ${page.firstByteMs.toFixed(1)}, slowest ${Math.max(...samples).toFixed(1)}; ` +
+            `${kb(page.bytes)}; ${cpuMsPerPage.toFixed(1)} ms of this process's CPU each), ` +
             `next binary page ${next.firstByteMs.toFixed(1)} ms (${kb(next.bytes)}), ` +
+            `its tags ${nextTags.firstByteMs.toFixed(1)} ms (${kb(nextTags.bytes)}), ` +
             `whole map ${whole.firstByteMs.toFixed(0)} ms to first byte, ` +
             `${whole.totalMs.toFixed(0)} ms (${kb(whole.bytes)})`,
         );
         rows.push({
           case: `map first byte, ${size / GiB} GiB (${morsels} morsels)`,
-          params: { morsels, firstPage: page, nextPage: next, wholeMap: whole },
-          mbps: Number(page.firstByteMs.toFixed(1)),
+          params: {
+            morsels,
+            firstPage: page,
+            firstPageSamplesMs: samples.map((x) => Number(x.toFixed(1))),
+            cpuMsPerPage: Number(cpuMsPerPage.toFixed(1)),
+            nextPage: next,
+            nextTags,
+            wholeMap: whole,
+          },
+          mbps: Number(median.toFixed(1)),
           limitMbps: FIRST_BYTE_TARGET_MS,
           targetRatio: 1,
           lowerIsBetter: true,
           note:
-            `ms (target < ${FIRST_BYTE_TARGET_MS}); whole hex map: ${whole.firstByteMs.toFixed(0)} ms ` +
-            `to first byte, ${kb(whole.bytes)}`,
+            `ms, median of ${samples.length} (target < ${FIRST_BYTE_TARGET_MS}); first ` +
+            `${page.firstByteMs.toFixed(0)} ms, slowest ${Math.max(...samples).toFixed(0)} ms, ` +
+            `${cpuMsPerPage.toFixed(0)} ms CPU each; ` +
+            `whole hex map: ${whole.firstByteMs.toFixed(0)} ms to first byte, ${kb(whole.bytes)}`,
         });
         await releaseAll(db.url); // every case starts on empty donors
       }
@@ -278,7 +313,9 @@ async function jobStats(url, datasetId) {
 
 /**
  * Make the placed dataset readable as if its donors had imported it: a hash for every morsel
- * (random: nobody reads the data) and state ready.
+ * and, as the import made it encrypted (the default), an AES-GCM tag for every morsel (random:
+ * nobody reads the data), and state ready with every byte cached. Without the tags the map would look cheaper than a
+ * real one: a 1 TiB dataset's are 16 MiB.
  *
  * @param {string} url
  * @param {string} datasetId
@@ -290,16 +327,27 @@ async function markReady(url, datasetId, morsels) {
   try {
     const chunks = Math.ceil(morsels / 4096);
     for (let first = 0; first < chunks; first += HASH_ROWS_PER_INSERT) {
-      const batch = Array.from({ length: Math.min(HASH_ROWS_PER_INSERT, chunks - first) }, (_, i) =>
-        randomBytes(32 * Math.min(4096, morsels - (first + i) * 4096)),
-      );
-      await c.query(
-        `INSERT INTO morsel_hashes (dataset_id, chunk, hashes)
-         SELECT $1, $2 + ord - 1, h FROM unnest($3::bytea[]) WITH ORDINALITY AS t(h, ord)`,
-        [datasetId, first, batch],
-      );
+      const rows = Math.min(HASH_ROWS_PER_INSERT, chunks - first);
+      const batch = (width) =>
+        Array.from({ length: rows }, (_, i) =>
+          randomBytes(width * Math.min(4096, morsels - (first + i) * 4096)),
+        );
+      for (const [table, column, width] of [
+        ['morsel_hashes', 'hashes', 32],
+        ['morsel_tags', 'tags', 16],
+      ]) {
+        await c.query(
+          `INSERT INTO ${table} (dataset_id, chunk, ${column})
+           SELECT $1, $2 + ord - 1, h FROM unnest($3::bytea[]) WITH ORDINALITY AS t(h, ord)`,
+          [datasetId, first, batch(width)],
+        );
+      }
     }
-    await c.query(`UPDATE datasets SET state = 'ready' WHERE id = $1`, [datasetId]);
+    // As the manager marks an import done: every byte cached (else each map read would look
+    // like a read of a partly cached dataset and consider extending its prefix).
+    await c.query(`UPDATE datasets SET state = 'ready', cached_bytes = size_bytes WHERE id = $1`, [
+      datasetId,
+    ]);
   } finally {
     await c.end();
   }

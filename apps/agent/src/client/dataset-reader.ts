@@ -85,7 +85,7 @@ export class DatasetReader {
     this.mapHashes = opts.mapHashes ?? new MapHashes(map);
     this.ownHashes = !opts.hashes;
     this.hashes = opts.hashes ?? new HashPool();
-    this.sealing = MorselSealing.of(map);
+    this.sealing = MorselSealing.of(map, (i) => this.mapHashes.tag(i));
     this.suffix = map.suffix ? new SuffixReader(map, map.suffix) : undefined;
     this.locator = new MorselLocator(map, this.suffix, {
       sourceBacked: !!opts.fromSource,
@@ -308,7 +308,7 @@ export class DatasetReader {
       bytes.copy(target);
       // Never stored (the uncached suffix of a prefix import, read without a patch plan): no
       // tag to check it by, and the source, pinned to the imported version, is the reference.
-      if (this.sealing && !this.sealing.hasTag(index)) return target.subarray(0, length);
+      if (this.sealing && !(await this.sealing.hasTag(index))) return target.subarray(0, length);
       this.sealing?.seal(index, target.subarray(0, length));
       if (!(await verified())) {
         throw new FreeLoaderError(

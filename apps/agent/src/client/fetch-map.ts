@@ -43,13 +43,16 @@ export async function fetchMap(manager: ManagerClient, dataset: string): Promise
 }
 
 /**
- * The hashes of a map from {@link fetchMap}: its first page, then the rest from the manager as
- * binary pages (32 bytes a morsel) as the reader gets to them.
+ * The hashes (and an encrypted dataset's tags) of a map from {@link fetchMap}: its first page,
+ * then the rest from the manager as binary pages (32 bytes a morsel, 16 for tags) as the reader
+ * gets to them.
  *
  * @example new DatasetReader(map, { mapHashes: mapHashesOf(manager, map) })
  */
 export function mapHashesOf(manager: ManagerClient, map: DatasetMap): MapHashes {
-  return new MapHashes(map, (first, count) =>
-    manager.getBytes(`/datasets/${map.dataset.id}/map?first=${first}&count=${count}`),
-  );
+  const pageOf =
+    (of: 'hashes' | 'tags') =>
+    (first: number, count: number): Promise<Buffer> =>
+      manager.getBytes(`/datasets/${map.dataset.id}/map?first=${first}&count=${count}&of=${of}`);
+  return new MapHashes(map, pageOf('hashes'), MAP_HASH_PAGE_MORSELS, pageOf('tags'));
 }

@@ -201,7 +201,7 @@ export class HedgedFetch {
     expected: string,
   ): (() => Promise<Buffer>) | undefined {
     const { sealing } = this.opts;
-    const matches = (data: Buffer): boolean =>
+    const matches = async (data: Buffer): Promise<boolean> =>
       sealing
         ? sealing.openHere(index, data)
         : createHash('sha256').update(data).digest('hex') === expected;
@@ -215,8 +215,8 @@ export class HedgedFetch {
         if (sealing) {
           const own = Buffer.from(data); // the source's buffer is not ours to change
           sealing.seal(index, own);
-          if (matches(own)) return own;
-        } else if (matches(data)) return data;
+          if (await matches(own)) return own;
+        } else if (await matches(data)) return data;
         throw new FreeLoaderError(
           'HASH_MISMATCH',
           `morsel ${index} from the source failed its SHA-256 check`,
@@ -228,7 +228,7 @@ export class HedgedFetch {
         );
         if (!data) throw new FreeLoaderError('UNAVAILABLE', `donor ${donor} was dropped`);
         // A backup's bad copy is as bad as a primary's: reported the same way.
-        if (!matches(data)) throw this.badCopy(index, donor);
+        if (!(await matches(data))) throw this.badCopy(index, donor);
         return data;
       } catch (e) {
         tried.add(donor);

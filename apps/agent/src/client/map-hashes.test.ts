@@ -23,6 +23,24 @@ afterAll(async () => {
   await c?.close();
 });
 
+/** SHA-256 (hex) of everything `reader` reads, in order; the reader is closed after. */
+async function sha256Read(reader: DatasetReader): Promise<string> {
+  const whole = createHash('sha256');
+  try {
+    for await (const m of reader.morsels()) {
+      whole.update(m.data);
+      m.release();
+    }
+  } finally {
+    await reader.close();
+  }
+  return whole.digest('hex');
+}
+const wholeSha256 = (): string => createHash('sha256').update(src.content).digest('hex');
+/** The first morsel of every page of a `count`-morsel dataset. */
+const everyPage = (count: number): number[] =>
+  Array.from({ length: Math.ceil(count / PAGE) }, (_, p) => p * PAGE);
+
 describe('reading through ranged maps', () => {
   it('fetches hashes page by page ahead of the reader and verifies every morsel', async () => {
     const d = await c.importAndWait({ uri: src.url, name: 'ranges/read.bin', morselSize: MORSEL });
@@ -39,21 +57,9 @@ describe('reading through ranged maps', () => {
       },
       PAGE,
     );
-    const reader = new DatasetReader(map, { mapHashes: hashes });
-    const whole = createHash('sha256');
-    try {
-      for await (const m of reader.morsels()) {
-        whole.update(m.data);
-        m.release();
-      }
-    } finally {
-      await reader.close();
-    }
-    expect(whole.digest('hex')).toBe(createHash('sha256').update(src.content).digest('hex'));
+    expect(await sha256Read(new DatasetReader(map, { mapHashes: hashes }))).toBe(wholeSha256());
     // Every page fetched exactly once (page 0 too: the seed held only 3 of its 8 hashes).
-    expect([...asked].sort((a, b) => a - b)).toEqual(
-      Array.from({ length: Math.ceil(count / PAGE) }, (_, p) => p * PAGE),
-    );
+    expect([...asked].sort((a, b) => a - b)).toEqual(everyPage(count));
   });
 
   it('answers each morsel’s hash from any page, in any order, and refetches a failed page', async () => {
@@ -81,5 +87,31 @@ describe('reading through ranged maps', () => {
       expect(await hashes.expected(m), `morsel ${m}`).toBe(whole.hashes.slice(m * 64, m * 64 + 64));
     }
     expect(await hashes.expected(46)).toBe(''); // past the end
+  });
+
+  it('reads an encrypted dataset whose tags, too, come page by page', async () => {
+    const d = await c.importAndWait({
+      uri: src.url,
+      name: 'ranges/sealed.bin',
+      morselSize: MORSEL,
+    });
+    const count = morselCount(d.sizeBytes, MORSEL);
+    const map = await fetchMap(c.tm.admin, d.id);
+    expect(map.dataKey, 'imports are encrypted by default').toBeDefined();
+    const tagPages: number[] = [];
+    // As a large dataset's map would come: 3 hashes and 3 tags, the rest from binary pages.
+    const pages = new MapHashes(
+      { ...map, hashes: map.hashes.slice(0, 3 * 64), tags: map.tags!.slice(0, 3 * 32) },
+      (first, n) => c.tm.admin.getBytes(`/datasets/${d.id}/map?first=${first}&count=${n}`),
+      PAGE,
+      (first, n) => {
+        tagPages.push(first);
+        return c.tm.admin.getBytes(`/datasets/${d.id}/map?first=${first}&count=${n}&of=tags`);
+      },
+    );
+    expect(await sha256Read(new DatasetReader(map, { mapHashes: pages }))).toBe(wholeSha256());
+    expect([...tagPages].sort((a, b) => a - b)).toEqual(everyPage(count));
+    // A tag nobody knows is a failed check, never a pass.
+    await expect(pages.tag(count + 1)).rejects.toThrow(/no AES-GCM tag/);
   });
 });

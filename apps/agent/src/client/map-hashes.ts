@@ -1,43 +1,47 @@
 import {
   FreeLoaderError,
   MAP_HASH_PAGE_MORSELS,
-  MAP_HASH_PAGES_KEPT,
+  MORSEL_TAG_BYTES,
   morselCount,
   type DatasetMap,
 } from '@freeloader/protocol';
+import { DigestPages, type DigestRangeFetcher } from './digest-pages.js';
 
 /** SHA-256 digest length (bytes). */
 const DIGEST_BYTES = 32;
 
 /** Hashes of morsels [first, first + count), 32 bytes each (fewer when the manager knows fewer). */
-export type HashRangeFetcher = (first: number, count: number) => Promise<Buffer>;
+export type HashRangeFetcher = DigestRangeFetcher;
 
 /**
- * The expected hash of each morsel of a read, fetched in pages as the reader gets to them rather
- * than all at once: a 1 TiB dataset has 1,048,576 hashes (64 MiB as hex), and its first byte
- * must not wait for them. The map brings the first page (`hashesFirst` set); each further page
- * of `page` morsels is fetched on first use, and the next one as soon as the reader is halfway
- * through a page, so a sequential reader rarely waits. At most MAP_HASH_PAGES_KEPT pages stay in
- * memory (the oldest fetched go first; a morsel read again refetches its page).
+ * The expected hash of each morsel of a read, and an encrypted dataset's AES-GCM tag, fetched in
+ * pages as the reader gets to them rather than all at once (see {@link DigestPages}): a 1 TiB
+ * dataset has 1,048,576 hashes (64 MiB as hex) and as many tags (32 MiB as hex), and its first
+ * byte must not wait for them. The map brings the first page of each (`hashesFirst` set).
  *
- * A map without `hashesFirst` carries every hash and needs no fetcher (the old, whole map).
+ * A map without `hashesFirst` carries every hash and tag and needs no fetcher (the old, whole map).
+ *
+ * @example
+ *   const h = new MapHashes(map, fetchHashes, MAP_HASH_PAGE_MORSELS, fetchTags);
+ *   await h.expected(5000) // → hex SHA-256 of morsel 5000 ('' when unknown)
+ *   await h.tag(5000)      // → its 16-byte AES-GCM tag (HASH_MISMATCH when unknown)
  */
 export class MapHashes {
-  private readonly seedFirst: number;
-  private readonly seed: Buffer;
-  private readonly complete: boolean;
-  private readonly count: number;
-  private readonly pages = new Map<number, Promise<Buffer>>();
+  private readonly hashes: DigestPages;
+  private readonly tags: DigestPages;
 
   constructor(
-    map: Pick<DatasetMap, 'dataset' | 'hashes' | 'hashesFirst'>,
-    private readonly fetchRange?: HashRangeFetcher,
-    private readonly page = MAP_HASH_PAGE_MORSELS,
+    map: Pick<DatasetMap, 'dataset' | 'hashes' | 'hashesFirst' | 'tags'>,
+    fetchRange?: HashRangeFetcher,
+    page = MAP_HASH_PAGE_MORSELS,
+    fetchTags?: DigestRangeFetcher,
   ) {
-    this.seedFirst = map.hashesFirst ?? 0;
-    this.seed = Buffer.from(map.hashes, 'hex');
-    this.complete = map.hashesFirst === undefined;
-    this.count = morselCount(map.dataset.sizeBytes, map.dataset.morselSize);
+    const first = map.hashesFirst ?? 0;
+    const complete = map.hashesFirst === undefined;
+    const count = morselCount(map.dataset.sizeBytes, map.dataset.morselSize);
+    const seed = (hex: string) => ({ bytes: Buffer.from(hex, 'hex'), first, complete });
+    this.hashes = new DigestPages(DIGEST_BYTES, count, seed(map.hashes), fetchRange, page);
+    this.tags = new DigestPages(MORSEL_TAG_BYTES, count, seed(map.tags ?? ''), fetchTags, page);
   }
 
   /**
@@ -45,47 +49,15 @@ export class MapHashes {
    * verified by its patching nodes instead).
    */
   async expected(index: number): Promise<string> {
-    const inSeed = index - this.seedFirst;
-    if (inSeed >= 0 && (inSeed + 1) * DIGEST_BYTES <= this.seed.length) {
-      return hexAt(this.seed, inSeed);
-    }
-    if (this.complete || index >= this.count) return '';
-    if (!this.fetchRange) {
-      throw new FreeLoaderError(
-        'INTERNAL',
-        `the map has hashes of morsels from ${this.seedFirst} only and no way to fetch more`,
-      );
-    }
-    const p = Math.floor(index / this.page);
-    const bytes = await this.pageOf(p);
-    if ((index % this.page) * 2 >= this.page) void this.ahead(p + 1);
-    return hexAt(bytes, index - p * this.page);
+    return (await this.hashes.at(index)).toString('hex');
   }
 
-  /** Page `p`, fetched once; a failed fetch is forgotten so the next use tries again. */
-  private pageOf(p: number): Promise<Buffer> {
-    let pending = this.pages.get(p);
-    if (!pending) {
-      const first = p * this.page;
-      pending = this.fetchRange!(first, Math.min(this.page, this.count - first));
-      pending.catch(() => this.pages.delete(p));
-      this.pages.set(p, pending);
-      for (const old of this.pages.keys()) {
-        if (this.pages.size <= MAP_HASH_PAGES_KEPT) break;
-        if (old !== p) this.pages.delete(old);
-      }
+  /** Morsel `index`'s AES-GCM tag (encrypted datasets); HASH_MISMATCH when none is known. */
+  async tag(index: number): Promise<Buffer> {
+    const tag = await this.tags.at(index);
+    if (tag.length !== MORSEL_TAG_BYTES) {
+      throw new FreeLoaderError('HASH_MISMATCH', `no AES-GCM tag known for morsel ${index}`);
     }
-    return pending;
+    return tag;
   }
-
-  /** Fetch page `p` before the reader needs it (errors surface when it does). */
-  private async ahead(p: number): Promise<void> {
-    if (p * this.page >= this.count || this.pages.has(p)) return;
-    await this.pageOf(p).catch(() => undefined);
-  }
-}
-
-/** The `i`-th digest of `bytes` as hex ('' when `bytes` ends before it). */
-function hexAt(bytes: Buffer, i: number): string {
-  return bytes.subarray(i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES).toString('hex');
 }

@@ -16,7 +16,8 @@ function encrypted(plain: Buffer) {
     dataKey: key.toString('base64'),
     tags: tag0.toString('hex') + '00'.repeat(16),
   } as unknown as DatasetMap;
-  return MorselSealing.of(map)!;
+  const tags = Buffer.from(map.tags!, 'hex');
+  return MorselSealing.of(map, (i) => Promise.resolve(tags.subarray(i * 16, (i + 1) * 16)))!;
 }
 
 describe('suffixCheck', () => {

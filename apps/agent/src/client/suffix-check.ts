@@ -38,12 +38,11 @@ export function suffixCheck(opts: {
   sealing: MorselSealing | undefined;
 }): SuffixCheck {
   const { index, sealing } = opts;
-  if (sealing?.hasTag(index)) {
-    return (): Promise<boolean> => Promise.resolve(sealing.matchesPlain(index, opts.plain()));
-  }
   const known =
     !sealing && opts.expected.length === 64 && opts.expected !== ZERO_HASH ? opts.expected : null;
   return async (downloader) => {
+    // A tag, when the manager has one, decides whatever the node claims.
+    if (sealing && (await sealing.hasTag(index))) return sealing.matchesPlain(index, opts.plain());
     const reference = known ?? downloader;
     return reference === undefined || (await opts.hash()) === reference;
   };

@@ -104,13 +104,15 @@ export const DonorEndpoint = Type.Object({
 });
 
 /**
- * `GET /datasets/:id/map` query: only the hashes of morsels [first, first + count). With
- * `Accept: application/octet-stream` the answer is just those hashes, 32 bytes each (a reader's
- * next page); as JSON it is the whole map with that range of hashes (its first page).
+ * `GET /datasets/:id/map` query: only the hashes (and tags) of morsels [first, first + count).
+ * With `Accept: application/octet-stream` the answer is just those hashes, 32 bytes each (a
+ * reader's next page), or with `of=tags` an encrypted dataset's AES-GCM tags, 16 bytes each; as
+ * JSON it is the whole map with that range of hashes and tags (its first page).
  */
 export const MapRangeQuery = Type.Object({
   first: Type.Optional(Type.Integer({ minimum: 0 })),
   count: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_MAP_HASH_RANGE })),
+  of: Type.Optional(Type.Union([Type.Literal('hashes'), Type.Literal('tags')])),
 });
 export type MapRangeQuery = Static<typeof MapRangeQuery>;
 
@@ -129,8 +131,10 @@ export const DatasetMap = Type.Object({
   hashesFirst: Type.Optional(Type.Integer({ minimum: 0 })),
   /**
    * Encrypted datasets only: the AES-256 data key (base64) and the AES-GCM tag per morsel (hex,
-   * 32 chars each, in morsel order, every morsel's even in a ranged map). Readers open each
-   * morsel with them.
+   * 32 chars each, in morsel order): every morsel's, or in a ranged map those of the range,
+   * starting at morsel `hashesFirst` like the hashes (a 1 TiB dataset's tags are 32 MiB of hex:
+   * its first page must not wait for them; readers fetch the next pages with `of=tags`).
+   * Readers open each morsel with them.
    */
   dataKey: Type.Optional(Type.String()),
   tags: Type.Optional(Type.String()),

@@ -143,10 +143,12 @@ export async function getHashes(
   return getDigests(db, HASHES, datasetId, from, count);
 }
 
-/** AES-GCM tags of an encrypted dataset's morsels (all known ones), 16 bytes each. */
-export async function getTags(db: Queryable, datasetId: string): Promise<Buffer> {
-  return getDigests(db, TAGS, datasetId);
-}
+/**
+ * AES-GCM tags of an encrypted dataset's morsels [from, from + count) (all known ones by
+ * default), 16 bytes each; as {@link getHashes}, only the rows the range touches are read.
+ */
+export const getTags = (db: Queryable, datasetId: string, from = 0, count?: number) =>
+  getDigests(db, TAGS, datasetId, from, count);
 
 /** Every donor named by a dataset's placement. */
 export async function donorsOfDataset(db: Queryable, datasetId: string): Promise<string[]> {
@@ -225,7 +227,8 @@ export function createPlacementRepo(pool: pg.Pool) {
       putHashes(pool, datasetId, first, hashes),
     getHashes: (datasetId: string, from?: number, count?: number) =>
       getHashes(pool, datasetId, from, count),
-    getTags: (datasetId: string) => getTags(pool, datasetId),
+    getTags: (datasetId: string, from?: number, count?: number) =>
+      getTags(pool, datasetId, from, count),
     donorsOfDataset: (datasetId: string) => donorsOfDataset(pool, datasetId),
     holdingsOf: (agentId: string) => holdingsOf(pool, agentId),
     putMorselHashes: (datasetId: string, hashes: readonly MorselHash[]) =>

@@ -1,7 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
 import {
-  CAPABILITY_TTL_S,
   DatasetDeleted,
   DatasetMap,
   DatasetView,
@@ -11,32 +9,13 @@ import {
   MAX_MAP_HASH_RANGE,
   MapRangeQuery,
   PathQuery,
-  signCapability,
-  type AgentState,
 } from '@freeloader/protocol';
 import { requireDataset, withMayManage } from '../auth/access.js';
-import { principalOf, requireUser, requireUserOrAgent } from '../auth/guards.js';
+import { requireUser, requireUserOrAgent } from '../auth/guards.js';
 import { deleteDataset, type DatasetLifecycleDeps } from '../dataset-lifecycle.js';
 import { withHealth } from '../placement/health-views.js';
 import type { PlacementDeps } from '../placement/placement-deps.js';
-import { donorSpeeds } from '../placement/rate-estimates.js';
-import { throttleFields } from '../throttle-view.js';
-import { faultsOfDataset } from '../repositories/morsel-faults.js';
-
-/**
- * An encrypted dataset's key and tags as the map carries them; nothing for one in clear. Every
- * morsel's tag, even in a ranged map (16 bytes a morsel: 32 MiB of hex for 1 TiB; the binary
- * pages carry hashes only).
- */
-async function sealingOf(
-  app: FastifyInstance,
-  datasetId: string,
-): Promise<{ dataKey?: string; tags?: string }> {
-  const key = await app.dataKeys.get(datasetId);
-  if (!key) return {};
-  const tags = await app.placementRepo.getTags(datasetId);
-  return { dataKey: key.toString('base64'), tags: tags.toString('hex') };
-}
+import { mapBody, type MapRange } from './map-body.js';
 
 /**
  * Dataset views, the read map (extents, donors, hashes, capability) and deletion. Each answers
@@ -98,8 +77,9 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['datasets'],
         summary: 'Where every morsel lives, its hash, and a signed read capability',
         description:
-          'With `first`/`count`, only that range of hashes; with `Accept: application/octet-stream`, ' +
-          'only those hashes as 32 bytes each (no capability, not counted as a read).',
+          'With `first`/`count`, only that range of hashes (and tags); with ' +
+          '`Accept: application/octet-stream`, only those hashes as 32 bytes each, or with ' +
+          '`of=tags` those AES-GCM tags as 16 bytes each (no capability, not counted as a read).',
         params: IdParams,
         querystring: MapRangeQuery,
         response: { 200: DatasetMap, 400: E, 401: E, 403: E, 404: E, 500: E },
@@ -114,57 +94,18 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
       }
       const range = hashRange(req.query, req.headers.accept);
       if (range?.binary) {
-        // A reader's next page of hashes: 32 bytes a morsel, nothing else to compute or sign.
-        const bytes = await app.placementRepo.getHashes(dataset.id, range.first, range.count);
+        // A reader's next page of hashes (32 bytes a morsel) or, for a user, of an encrypted
+        // dataset's tags (16 bytes a morsel): nothing else to compute or sign.
+        const bytes =
+          range.of === 'tags'
+            ? req.user
+              ? await app.placementRepo.getTags(dataset.id, range.first, range.count)
+              : Buffer.alloc(0)
+            : await app.placementRepo.getHashes(dataset.id, range.first, range.count);
         // The route's schema describes the JSON map; a Buffer is sent as is, unserialised.
         return reply.type('application/octet-stream').send(bytes as never);
       }
-      const [extents, hashes, faults, sealing] = await Promise.all([
-        app.placementRepo.getPlacement(dataset.id),
-        app.placementRepo.getHashes(dataset.id, range?.first, range?.count),
-        faultsOfDataset(app.pg, dataset.id),
-        // The key goes with a user's read capability only: donors never read plaintext.
-        req.user ? sealingOf(app, dataset.id) : {},
-      ]);
-      const donorIds = [...new Set(extents.flatMap((e) => e.donors))];
-      const agents = await app.agentsRepo.getMany(donorIds);
-      const { rates } = await donorSpeeds(placement, donorIds, principalOf(req));
-      const donors = agents.map((a) => {
-        const state: AgentState = a.revokedAt ? 'revoked' : app.softState.stateOf(a.id);
-        const hb = app.softState.heartbeatOf(a.id);
-        const url = hb?.url ?? a.url;
-        return {
-          id: a.id,
-          url,
-          state,
-          usable: state === 'live',
-          ...throttleFields(hb, a.throttle),
-          ...(rates.has(a.id) ? { rate: rates.get(a.id)!.rate } : {}),
-        };
-      });
-      const exp = Math.floor(Date.now() / 1000) + CAPABILITY_TTL_S;
-      const capability = signCapability(app.signingKeys.privateKey, {
-        ds: dataset.id,
-        ops: ['read'],
-        sub: principalOf(req),
-        exp,
-      });
-      // A read: eviction's recency, and the count that may earn a longer prefix (issue 7).
-      await app.prefixCache.extensions.noteRead(dataset, principalOf(req));
-      return {
-        dataset,
-        extents,
-        donors,
-        hashes: hashes.toString('hex'),
-        ...(range ? { hashesFirst: range.first } : {}),
-        ...sealing,
-        capability,
-        capabilityExpiresAt: new Date(exp * 1000).toISOString(),
-        // Copies a scrub, start-up check or client found bad: readers skip them until repaired.
-        ...(faults.length > 0
-          ? { badCopies: faults.map((f) => ({ morsel: f.morsel, donor: f.agentId })) }
-          : {}),
-      };
+      return mapBody(app, req, dataset, range);
     },
   );
 
@@ -193,14 +134,15 @@ export default datasets;
  * `count` is given or the client accepts only binary; binary ranges default to the longest one.
  *
  * @example hashRange({ first: 4096 }, 'application/octet-stream')
- *   // → { first: 4096, count: 65536, binary: true }
+ *   // → { first: 4096, count: 65536, binary: true, of: 'hashes' }
  */
 export function hashRange(
   query: MapRangeQuery,
   accept: string | undefined,
-): { first: number; count: number | undefined; binary: boolean } | undefined {
+): (MapRange & { binary: boolean; of: 'hashes' | 'tags' }) | undefined {
   const binary = /application\/octet-stream/i.test(accept ?? '');
   if (query.first === undefined && query.count === undefined && !binary) return undefined;
   const first = query.first ?? 0;
-  return { first, count: query.count ?? (binary ? MAX_MAP_HASH_RANGE : undefined), binary };
+  const count = query.count ?? (binary ? MAX_MAP_HASH_RANGE : undefined);
+  return { first, count, binary, of: query.of ?? 'hashes' };
 }

@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_MAP_HASH_RANGE, type DatasetMap } from '@freeloader/protocol';
-import { HASHES_PER_CHUNK, putHashes, setPlacement } from '../repositories/placement.js';
+import {
+  HASHES_PER_CHUNK,
+  putHashes,
+  putMorselHashes,
+  setPlacement,
+} from '../repositories/placement.js';
 import { startHarness, type Harness } from '../test/harness.js';
 
 // Real PostgreSQL: a dataset whose hashes span three `morsel_hashes` chunks, read by range.
@@ -9,6 +14,8 @@ const MORSELS = 2 * HASHES_PER_CHUNK + 123;
 let h: Harness;
 let user: string;
 let id: string;
+let sealedId: string;
+let agentAuth: string;
 const hashes = Buffer.concat(
   Array.from({ length: MORSELS }, (_, i) => createHash('sha256').update(String(i)).digest()),
 );
@@ -19,18 +26,36 @@ beforeAll(async () => {
   const reader = await h.login('scientist');
   user = reader.authorization;
   const donor = await h.enroll();
-  const ds = await h.app.namespaceRepo.createDataset({
-    path: 'ranges/x',
-    sizeBytes: MORSELS * 65536,
-    morselSize: 65536,
-    state: 'ready',
-    ownerId: reader.userId,
-  });
-  id = ds.id;
-  await setPlacement(h.app.pg, id, [
-    { copy: 0, first: 0, count: MORSELS, unit: 1, phase: 0, donors: [donor.agentId] },
-  ]);
+  // A ready dataset of MORSELS morsels owned by the reader, all on the donor.
+  const placed = async (path: string): Promise<string> => {
+    const ds = await h.app.namespaceRepo.createDataset({
+      path,
+      sizeBytes: MORSELS * 65536,
+      morselSize: 65536,
+      state: 'ready',
+      ownerId: reader.userId,
+    });
+    await setPlacement(h.app.pg, ds.id, [
+      { copy: 0, first: 0, count: MORSELS, unit: 1, phase: 0, donors: [donor.agentId] },
+    ]);
+    return ds.id;
+  };
+  id = await placed('ranges/x');
   await putHashes(h.app.pg, id, 0, hashes);
+  agentAuth = donor.auth;
+
+  // The same morsels encrypted: a data key, and a tag per morsel (16 bytes, spanning chunks).
+  sealedId = await placed('ranges/sealed');
+  await h.app.dataKeys.create(sealedId);
+  await putMorselHashes(
+    h.app.pg,
+    sealedId,
+    Array.from({ length: MORSELS }, (_, i) => ({
+      index: i,
+      sha256: hashes.subarray(i * 32, i * 32 + 32).toString('hex'),
+      tag: tagOf(i).toString('hex'),
+    })),
+  );
 });
 afterAll(async () => {
   await h?.close();
@@ -40,6 +65,16 @@ const get = (url: string, accept = 'application/json') =>
   h.call({ method: 'GET', url, headers: { authorization: user, accept } });
 const slice = (first: number, count: number) =>
   hashes.subarray(first * 32, Math.min(MORSELS, first + count) * 32);
+/** A distinct 16-byte stand-in for morsel `i`'s AES-GCM tag. */
+function tagOf(i: number): Buffer {
+  return createHash('md5').update(`tag ${i}`).digest();
+}
+const tagSlice = (first: number, count: number) =>
+  Buffer.concat(
+    Array.from({ length: Math.max(0, Math.min(MORSELS, first + count) - first) }, (_, k) =>
+      tagOf(first + k),
+    ),
+  );
 
 describe('GET /datasets/:id/map by range', () => {
   it('answers a JSON map whose hashes cover only the range asked for', async () => {
@@ -76,5 +111,47 @@ describe('GET /datasets/:id/map by range', () => {
     expect(whole.hashesFirst).toBeUndefined();
     const tooMany = await get(`/api/v1/datasets/${id}/map?count=${MAX_MAP_HASH_RANGE + 1}`);
     expect(tooMany.statusCode).toBe(400);
+  });
+
+  it("gives a ranged map only its range's tags, and the rest as binary pages of 16 bytes", async () => {
+    const first = HASHES_PER_CHUNK - 10;
+    const res = await get(`/api/v1/datasets/${sealedId}/map?first=${first}&count=300`);
+    expect(res.statusCode, res.body).toBe(200);
+    const map = res.json<DatasetMap>();
+    expect(map.dataKey).toBeDefined();
+    expect(map.hashesFirst).toBe(first);
+    expect(map.tags).toBe(tagSlice(first, 300).toString('hex'));
+    expect(map.hashes).toBe(slice(first, 300).toString('hex'));
+    // The whole map still carries every tag (old clients).
+    const whole = (await get(`/api/v1/datasets/${sealedId}/map`)).json<DatasetMap>();
+    expect(whole.tags).toBe(tagSlice(0, MORSELS).toString('hex'));
+    for (const [from, count] of [
+      [0, 1],
+      [HASHES_PER_CHUNK - 1, HASHES_PER_CHUNK + 2],
+      [MORSELS - 5, 100],
+    ] as const) {
+      const page = await get(
+        `/api/v1/datasets/${sealedId}/map?first=${from}&count=${count}&of=tags`,
+        'application/octet-stream',
+      );
+      expect(page.statusCode).toBe(200);
+      expect(page.rawPayload.equals(tagSlice(from, count)), `${from}+${count}`).toBe(true);
+    }
+  });
+
+  it("gives agents no tags (the key and tags go with a user's read only)", async () => {
+    const page = await h.call({
+      method: 'GET',
+      url: `/api/v1/datasets/${sealedId}/map?first=0&count=10&of=tags`,
+      headers: { authorization: agentAuth, accept: 'application/octet-stream' },
+    });
+    expect(page.statusCode).toBe(200);
+    expect(page.rawPayload.length).toBe(0);
+    const hashesPage = await h.call({
+      method: 'GET',
+      url: `/api/v1/datasets/${sealedId}/map?first=0&count=10`,
+      headers: { authorization: agentAuth, accept: 'application/octet-stream' },
+    });
+    expect(hashesPage.rawPayload.equals(slice(0, 10))).toBe(true);
   });
 });
