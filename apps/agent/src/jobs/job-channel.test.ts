@@ -93,9 +93,9 @@ describe('jobs pushed to a real agent', { timeout: 240_000 }, () => {
   it('reconnects after a manager restart and finds a job queued while it was away', async () => {
     await tm.stop();
     await tm.start();
-    // Usually queued before the agent's channel is back (it backs off): the manager remembers
-    // the wake-up for its next wait. (A wake-up lost altogether is found by the reconnecting
-    // wait's `check`: services/manager/src/jobs/job-channel.test.ts.)
+    // Usually queued before the agent's channel is back (it backs off): the restarted manager
+    // cannot judge the agent's cursor (another epoch), so that wait looks in the jobs table.
+    // (Wake-ups between waits and across managers: services/manager/src/jobs/job-wake.test.ts.)
     const since = performance.now();
     const job = await queueJob();
     const ms = await claimedAfter(job.id, since);
