@@ -259,17 +259,23 @@ export class SyntheticFleet {
   async holdChannel(a) {
     let checkedAt = -Infinity;
     let failures = 0;
+    /** @type {string | undefined} the last answer's cursor, sent back as the agent does */
+    let cursor;
     while (!this.stopped) {
       const startedAt = performance.now();
       const check = startedAt - checkedAt >= JOB_CHANNEL_CHECK_MS;
       try {
+        const query = new URLSearchParams();
+        if (check) query.set('check', 'true');
+        if (cursor) query.set('cursor', cursor);
         const res = await this.call(
           this.channels,
           'wait',
           'GET',
-          `/jobs/wait${check ? '?check=true' : ''}`,
+          `/jobs/wait?${query.toString()}`,
           a.auth,
         );
+        cursor = res.cursor;
         if (check) checkedAt = startedAt;
         failures = 0;
         if (res.jobsPending) {

@@ -215,21 +215,28 @@ export class ManagerClient {
   }
 
   /**
-   * The job channel: resolves when the manager says jobs wait for this agent (true) or after
-   * about JOB_WAIT_MS with nothing new (false). `check`: the manager looks for jobs queued
-   * while this agent was not waiting (first wait, or after the channel broke). `signal`
-   * abandons the wait (the agent stops).
+   * The job channel: resolves when the manager says jobs wait for this agent (`jobsPending`) or
+   * after about JOB_WAIT_MS with nothing new, with the cursor to send with the next wait (jobs
+   * announced after it answer that wait at once). `check`: the manager looks in the jobs table
+   * first (first wait, after the channel broke, and now and then). `signal` abandons the wait
+   * (the agent stops).
    */
-  async waitForJobs(check: boolean, signal?: AbortSignal): Promise<boolean> {
-    const res = await this.requestAny<JobWaitResponse>(
+  async waitForJobs(
+    opts: { check: boolean; cursor?: string },
+    signal?: AbortSignal,
+  ): Promise<JobWaitResponse> {
+    const query = new URLSearchParams();
+    if (opts.check) query.set('check', 'true');
+    if (opts.cursor) query.set('cursor', opts.cursor);
+    const qs = query.toString();
+    return this.requestAny<JobWaitResponse>(
       'GET',
-      `/jobs/wait${check ? '?check=true' : ''}`,
+      `/jobs/wait${qs ? `?${qs}` : ''}`,
       undefined,
       'json',
       JOB_WAIT_MS + MANAGER_CALL_TIMEOUT_MS,
       signal,
     );
-    return res.jobsPending;
   }
 
   async close(): Promise<void> {

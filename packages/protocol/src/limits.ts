@@ -92,6 +92,11 @@ export const JOB_WAIT_MS = 25_000;
  */
 export const JOB_CHANNEL_CHECK_MS = 60_000;
 /**
+ * Longest job channel cursor (characters): a manager epoch (12 hex) and a sequence number (up to
+ * 16 digits) with room to spare; anything longer is not a cursor.
+ */
+export const JOB_CURSOR_MAX_CHARS = 64;
+/**
  * How long the manager keeps an agent credential it checked against the database in memory
  * (milliseconds; each entry between half and all of it, so entries cached together do not
  * expire together). Revocations do not wait for it: see AGENT_REVOCATION_POLL_MS.

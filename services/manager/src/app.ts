@@ -139,6 +139,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     }
     await app.register(sourcePolicy);
     await app.register(softStatePlugin, { clock: opts.clock, timers: opts.timers });
+    // Before the fan-out, whose LISTEN session wakes the job channel for other managers' jobs.
+    await app.register(jobChannel);
     await app.register(eventFanOut);
     await app.register(throughputPlugin);
     await app.register(donorLoss);
@@ -148,7 +150,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(cacheRoom);
     await app.register(historyPlugin, { timers: opts.timers });
     await app.register(jobSweeps, { timers: opts.timers });
-    await app.register(jobChannel);
     await app.register(agentCredentials);
     await app.register(authPlugin);
     await app.register(auditHook);

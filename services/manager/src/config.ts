@@ -11,6 +11,7 @@ import {
   REPAIR_DONOR_RATE_BPS,
   REPAIR_SOURCE_RATE_BPS,
   JOB_LEASE_MS,
+  JOB_WAIT_MS,
   JOB_RETENTION_MS,
   MAX_REPLICAS,
   STALE_AFTER_MS,
@@ -54,6 +55,11 @@ export const ConfigSchema = Type.Object({
   repairTickMs: Millis,
   /** How long a claimed job stays its agent's without a heartbeat or report (milliseconds). */
   jobLeaseMs: Millis,
+  /**
+   * How long an agent's job channel wait is held before it answers "nothing new" (milliseconds;
+   * JOB_WAIT_MS; tests shorten it to provoke many wait turnovers).
+   */
+  jobWaitMs: Millis,
   /** How long finished jobs are kept before the periodic sweep deletes them (milliseconds). */
   jobRetentionMs: Type.Integer({ minimum: 1, maximum: 3650 * 24 * 3600 * 1000 }),
   logLevel: LogLevel,
@@ -104,6 +110,7 @@ const ENV_KEYS: Record<keyof Config, string> = {
   repairSourceRateBps: 'REPAIR_SOURCE_RATE',
   repairTickMs: 'REPAIR_TICK_MS',
   jobLeaseMs: 'JOB_LEASE_MS',
+  jobWaitMs: 'JOB_WAIT_MS',
   jobRetentionMs: 'JOB_RETENTION_MS',
   logLevel: 'LOG_LEVEL',
   allowFileUris: 'FREELOADER_ALLOW_FILE_URIS',
@@ -129,6 +136,7 @@ const DEFAULTS = {
   repairSourceRateBps: REPAIR_SOURCE_RATE_BPS,
   repairTickMs: 5_000,
   jobLeaseMs: JOB_LEASE_MS,
+  jobWaitMs: JOB_WAIT_MS,
   jobRetentionMs: JOB_RETENTION_MS,
   logLevel: 'info',
   allowFileUris: false,
@@ -172,6 +180,7 @@ function fromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
     repairSourceRateBps: num(env.REPAIR_SOURCE_RATE),
     repairTickMs: num(env.REPAIR_TICK_MS),
     jobLeaseMs: num(env.JOB_LEASE_MS),
+    jobWaitMs: num(env.JOB_WAIT_MS),
     jobRetentionMs: num(env.JOB_RETENTION_MS),
     logLevel: str(env.LOG_LEVEL)?.toLowerCase(),
     allowFileUris: bool(env.FREELOADER_ALLOW_FILE_URIS),

@@ -29,6 +29,11 @@ interface QueueInternals {
  * long-poll on a real manager. Jobs must arrive by the channel's wake-up: its safety-net check
  * runs only every JOB_CHANNEL_CHECK_MS, far later than the bounds below.
  */
+/** How long the manager holds a wait here (ms): short, so jobs land in every phase of it. */
+const WAIT_MS = 300;
+/** Jobs queued one by one at random moments of the agent's wait cycle in the race test. */
+const RACE_JOBS = 20;
+
 describe('jobs pushed to a real agent', { timeout: 240_000 }, () => {
   let tm: TestManager;
   let work: string;
@@ -36,7 +41,9 @@ describe('jobs pushed to a real agent', { timeout: 240_000 }, () => {
 
   beforeAll(async () => {
     work = await mkdtemp(join(tmpdir(), 'fl-pushjobs-'));
-    tm = await startTestManager();
+    // Waits held WAIT_MS only: many turnovers, and the agent's pause after each empty wait
+    // (a second) is a window between waits for the race test below.
+    tm = await startTestManager({ jobWaitMs: WAIT_MS });
     const { token } = await tm.createJoinToken();
     agent = await spawnAgent({ managerUrl: tm.url, token, dir: join(work, 'a'), quota: '64MiB' });
     await waitForAgentState(tm, agent.agentId, 'live');
@@ -90,12 +97,29 @@ describe('jobs pushed to a real agent', { timeout: 240_000 }, () => {
     expect(ms).toBeLessThan(JOB_CHANNEL_CHECK_MS / 4);
   });
 
+  it('delivers every job, whichever moment of the wait cycle it is queued at', async () => {
+    const ms: number[] = [];
+    for (let i = 0; i < RACE_JOBS; i++) {
+      // Held wait, answer, pause between waits (MIN_EMPTY_WAIT_MS), claim: all get hit.
+      await new Promise((r) => setTimeout(r, Math.random() * (WAIT_MS + 1_000)));
+      const since = performance.now();
+      const job = await queueJob();
+      // One at a time: a lost wake-up must not be rescued by the next job's claim.
+      ms.push(await claimedAfter(job.id, since));
+    }
+    const sorted = [...ms].sort((a, b) => a - b);
+    console.log(
+      `real agent: ${RACE_JOBS} jobs, p50 ${sorted[RACE_JOBS >> 1]!.toFixed(0)} ms, max ${sorted[RACE_JOBS - 1]!.toFixed(0)} ms`,
+    );
+    expect(Math.max(...ms)).toBeLessThan(JOB_CHANNEL_CHECK_MS / 4);
+  });
+
   it('reconnects after a manager restart and finds a job queued while it was away', async () => {
     await tm.stop();
     await tm.start();
-    // Usually queued before the agent's channel is back (it backs off): the manager remembers
-    // the wake-up for its next wait. (A wake-up lost altogether is found by the reconnecting
-    // wait's `check`: services/manager/src/jobs/job-channel.test.ts.)
+    // Usually queued before the agent's channel is back (it backs off): the restarted manager
+    // cannot judge the agent's cursor (another epoch), so that wait looks in the jobs table.
+    // (Wake-ups between waits and across managers: services/manager/src/jobs/job-wake.test.ts.)
     const since = performance.now();
     const job = await queueJob();
     const ms = await claimedAfter(job.id, since);

@@ -21,7 +21,9 @@ export interface JobChannelDeps {
 
 /**
  * The agent's end of the job channel (issue 16 item 4): one long-poll held open on the manager
- * (`GET /jobs/wait`), answered early when a job is queued for this agent. When the channel
+ * (`GET /jobs/wait`), answered early when a job is queued for this agent. Each wait sends the
+ * cursor of the previous answer, so a job announced between two waits answers the next one at
+ * once (see the manager's JobWaiters). When the channel
  * breaks (manager restart, network) it reconnects with backoff, and its first wait after that
  * asks the manager to look for jobs queued meanwhile (`check`); so does one wait every
  * JOB_CHANNEL_CHECK_MS, in case a wake-up was lost.
@@ -45,15 +47,19 @@ export class JobChannel {
 
   private async run(): Promise<void> {
     let checkedAt = -Infinity;
+    // The last answer's cursor: kept across a broken channel, so a wake-up whose answer was
+    // lost is answered again by the next wait (the manager judges it; a new one checks).
+    let cursor: string | undefined;
     while (!this.stopped) {
       const startedAt = performance.now();
       try {
         const check = startedAt - checkedAt >= JOB_CHANNEL_CHECK_MS;
-        const pending = await this.deps.manager.waitForJobs(check, this.stopping.signal);
+        const answer = await this.deps.manager.waitForJobs({ check, cursor }, this.stopping.signal);
         if (this.failures > 0) this.deps.log.info('job channel to the manager is back');
         this.failures = 0;
+        cursor = answer.cursor;
         if (check) checkedAt = startedAt;
-        if (pending) this.deps.onJobs();
+        if (answer.jobsPending) this.deps.onJobs();
         else await this.pause(MIN_EMPTY_WAIT_MS - (performance.now() - startedAt));
       } catch (e) {
         if (this.stopped) return;

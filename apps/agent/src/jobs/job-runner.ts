@@ -8,6 +8,7 @@ import {
   type JobProgress,
   type JobView,
 } from '@freeloader/protocol';
+import { backoffDelay } from '../backoff.js';
 import type { ManagerClient } from '../manager-client.js';
 import { JobChannel } from './job-channel.js';
 import type { JobReportOutbox } from './job-reports.js';
@@ -22,6 +23,13 @@ export interface JobContext {
   progress(p: JobProgress): Promise<void>;
   log: Logger;
 }
+
+/**
+ * Delay bounds between claims that failed (milliseconds): the wake-up that asked for the claim
+ * is spent, so the runner retries by itself (it used to wait for the 60 s channel check).
+ */
+const CLAIM_RETRY_BASE_MS = 500;
+const CLAIM_RETRY_MAX_MS = 15_000;
 
 export type JobHandler = (job: JobView, ctx: JobContext) => Promise<Record<string, unknown> | void>;
 
@@ -41,6 +49,8 @@ export class JobRunner {
   private claiming = false;
   /** Asked to claim while a claim was in flight: claim again as soon as it returns. */
   private claimAgain = false;
+  /** Claims that failed in a row (their retry backs off). */
+  private claimFailures = 0;
   private readonly channel: JobChannel;
   /** The first claim after start also takes back jobs this agent was running when it stopped. */
   private resumed = false;
@@ -110,17 +120,19 @@ export class JobRunner {
         ...(this.resumed ? {} : { resume: true }),
       });
       this.resumed = true;
+      this.claimFailures = 0;
       for (const job of jobs) {
         // Its outcome is known and on its way: running it again would redo finished work.
         if (this.reports.has(job.id)) this.reports.nudge();
         else void this.run(job);
       }
     } catch (e) {
-      this.log.debug({ err: String(e) }, 'job claim failed');
+      const retryInMs = backoffDelay(this.claimFailures++, CLAIM_RETRY_BASE_MS, CLAIM_RETRY_MAX_MS);
+      this.log.debug({ err: String(e), retryInMs }, 'job claim failed');
+      // Retried until one goes through: the jobs it was asked for may be queued still.
+      if (!this.claimAgain) this.schedule(retryInMs);
     } finally {
       this.claiming = false;
-      // A failed claim is retried when the channel next says jobs wait (its periodic check
-      // finds them still queued).
       if (this.claimAgain) this.schedule(0);
     }
   }

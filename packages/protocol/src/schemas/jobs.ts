@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Bytes, Timestamp, Uuid } from './common.js';
 import { ImportJobPayload } from './imports.js';
+import { JOB_CURSOR_MAX_CHARS } from '../limits.js';
 import { RelocateJobPayload } from './relocation.js';
 import { RepairJobPayload } from './repair.js';
 
@@ -107,16 +108,25 @@ export const JobClaimRequest = Type.Object({
 
 /**
  * The agent's job channel, `GET /jobs/wait`: held by the manager until a job is queued for the
- * agent or JOB_WAIT_MS pass. `check` (the first wait after the agent started or lost the
- * channel) makes the manager look for work queued meanwhile before it holds the request.
+ * agent or JOB_WAIT_MS pass. `cursor` is the one the previous answer carried: a job announced
+ * after it answers at once, so nothing announced between two waits is missed. `check` (and a
+ * cursor the manager cannot judge: none, another manager's, a restarted one's) makes the
+ * manager look in the jobs table before it holds the request.
  */
 export const JobWaitQuery = Type.Object({
   check: Type.Optional(Type.Boolean()),
+  cursor: Type.Optional(Type.String({ maxLength: JOB_CURSOR_MAX_CHARS })),
 });
 export type JobWaitQuery = Static<typeof JobWaitQuery>;
 
-/** `jobsPending`: claim now (POST /jobs/claim); false: nothing new, wait again. */
-export const JobWaitResponse = Type.Object({ jobsPending: Type.Boolean() });
+/**
+ * `jobsPending`: claim now (POST /jobs/claim); false: nothing new, wait again. `cursor`: send it
+ * with the next wait (opaque).
+ */
+export const JobWaitResponse = Type.Object({
+  jobsPending: Type.Boolean(),
+  cursor: Type.String({ maxLength: JOB_CURSOR_MAX_CHARS }),
+});
 export type JobWaitResponse = Static<typeof JobWaitResponse>;
 
 export const JobProgress = Type.Object({

@@ -5,6 +5,7 @@ import type {
   RouteOptions,
 } from 'fastify';
 import fp from 'fastify-plugin';
+import { createLoginFailuresRepo } from '../repositories/login-failures.js';
 import { LoginThrottle } from './login-throttle.js';
 import { CSRF_HEADER, FreeLoaderError, type Role, type UserView } from '@freeloader/protocol';
 
@@ -154,7 +155,7 @@ export default fp(
     app.decorateRequest('agent', null);
     app.decorateRequest('sessionToken', null);
     app.addHook('onRoute', authenticateBeforeValidation);
-    app.decorate('loginThrottle', new LoginThrottle());
+    app.decorate('loginThrottle', new LoginThrottle(createLoginFailuresRepo(app.pg)));
   },
   { name: 'auth', dependencies: ['cookie', 'agent-credentials'] },
 );

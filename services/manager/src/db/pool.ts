@@ -114,6 +114,16 @@ export function afterCommit(db: Queryable, fn: (pool: Queryable) => void): void 
 }
 
 /**
+ * The pool `db` came from when it is a {@link withTransaction} client, else `db` itself: what a
+ * per-pool registry (say, the job notifier) is keyed by.
+ *
+ * @example poolOf(tx) === pool // inside withTransaction(pool, async (tx) => …)
+ */
+export function poolOf(db: Queryable): Queryable {
+  return openTransactions.get(db)?.pool ?? db;
+}
+
+/**
  * Run `fn` atomically: in a new transaction when given the pool, or on the caller's client
  * (whose transaction, if any, the caller owns).
  */

@@ -14,12 +14,16 @@ afterAll(async () => {
   await h?.close();
 });
 
-const wait = (auth: string, check = false) =>
-  h.call({
+const wait = (auth: string, check = false, cursor?: string) => {
+  const query = new URLSearchParams();
+  if (check) query.set('check', 'true');
+  if (cursor) query.set('cursor', cursor);
+  return h.call({
     method: 'GET',
-    url: `/api/v1/jobs/wait${check ? '?check=true' : ''}`,
+    url: `/api/v1/jobs/wait?${query.toString()}`,
     headers: { authorization: auth },
   });
+};
 
 const heartbeat = (authorization: string) =>
   h.call({
@@ -49,11 +53,11 @@ describe('the job channel', () => {
     await h.app.jobsRepo.enqueue({ kind: 'delete', agentId: agent.agentId });
     const res = await held;
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ jobsPending: true });
+    expect(res.json()).toMatchObject({ jobsPending: true });
     // The other agent's wait is still held: the job was not for it.
     expect(h.app.jobWaiters.isWaiting(other.agentId)).toBe(true);
     h.app.jobWaiters.notify(other.agentId);
-    expect((await otherHeld).json()).toEqual({ jobsPending: true });
+    expect((await otherHeld).json()).toMatchObject({ jobsPending: true });
   });
 
   it('wakes the agent only once the transaction that queued the job committed', async () => {
@@ -67,7 +71,7 @@ describe('the job channel', () => {
       heldDuringTx = h.app.jobWaiters.isWaiting(agent.agentId);
     });
     expect(heldDuringTx).toBe(true);
-    expect((await held).json()).toEqual({ jobsPending: true });
+    expect((await held).json()).toMatchObject({ jobsPending: true });
     const claimed = await h.app.jobsRepo.claim(agent.agentId, { max: 5 });
     expect(claimed).toHaveLength(1);
   });
@@ -84,18 +88,46 @@ describe('the job channel', () => {
     ).rejects.toThrow('changed my mind');
     expect(h.app.jobWaiters.isWaiting(agent.agentId)).toBe(true);
     h.app.jobWaiters.notify(agent.agentId);
-    expect((await held).json()).toEqual({ jobsPending: true });
+    expect((await held).json()).toMatchObject({ jobsPending: true });
     expect(await h.app.jobsRepo.claim(agent.agentId, { max: 5 })).toEqual([]);
+  });
+
+  it('answers at once the next wait of an agent that was between waits when its job came', async () => {
+    const agent = await h.enroll();
+    const first = wait(agent.auth);
+    await waitHeld(agent.agentId);
+    h.app.jobWaiters.notify(null); // some unrelated wake-up ends the first wait
+    const { cursor } = (await first).json<{ cursor: string }>();
+    await h.app.jobsRepo.claim(agent.agentId, { max: 16 });
+    // Queued with no wait open, on the pool (autocommit)…
+    await h.app.jobsRepo.enqueue({ kind: 'delete', agentId: agent.agentId });
+    // …the next wait, carrying the cursor, is answered without being held.
+    const res = await wait(agent.auth, false, cursor);
+    expect(res.json()).toMatchObject({ jobsPending: true });
+    // Found by the cursor, not by a database check.
+    expect(h.app.jobWaiters.since(agent.agentId, cursor)).toBe('new');
   });
 
   it('finds a job queued while the agent was away when it reconnects with check', async () => {
     const agent = await h.enroll();
-    // Queued with no wait open: the manager remembers the wake-up for a while…
     await h.app.jobsRepo.enqueue({ kind: 'delete', agentId: agent.agentId });
-    expect(await h.app.jobWaiters.wait(agent.agentId, 1)).toBe(true);
-    // …but a restart would forget it: the reconnecting agent's check asks the database.
-    const res = await wait(agent.auth, true);
-    expect(res.json()).toEqual({ jobsPending: true });
+    // A restarted manager has no cursor to judge by: the agent's check asks the database.
+    const res = await wait(agent.auth, true, 'f00000000000.3');
+    expect(res.json()).toMatchObject({ jobsPending: true });
+  });
+
+  it('wakes the agent of a job re-queued when its lease lapsed', async () => {
+    const agent = await h.enroll();
+    const job = await h.app.jobsRepo.enqueue({ kind: 'delete', agentId: agent.agentId });
+    expect(await h.app.jobsRepo.claim(agent.agentId, { max: 16 })).toHaveLength(1);
+    await h.app.pg.query(
+      `UPDATE jobs SET lease_expires_at = now() - interval '1 s' WHERE id = $1`,
+      [job.id],
+    );
+    const held = wait(agent.auth, false, h.app.jobWaiters.cursor);
+    await waitHeld(agent.agentId);
+    expect(await h.app.jobsRepo.requeueLapsed(job.id)).not.toBeNull();
+    expect((await held).json()).toMatchObject({ jobsPending: true });
   });
 
   it('refuses a wait without agent credentials', async () => {

@@ -16,15 +16,23 @@ declare module 'fastify' {
 
 /**
  * Jobs pushed, not polled (issue 16 item 4): every job queued on this app's pool wakes its
- * agent's held `GET /jobs/wait`, after the job's transaction committed.
+ * agent's held `GET /jobs/wait`, after the job's transaction committed; jobs queued by other
+ * managers of the database arrive through the event fan-out's LISTEN session (jobs channel).
  */
 export default fp(
   async (app) => {
     const waiters = new JobWaiters();
     app.decorate('jobWaiters', waiters);
     app.decorate('jobNotifier', waiters as JobNotifier);
-    // Looked up at each job, so a notifier set on the app later takes over.
-    attachJobNotifier(app.pg, { notify: (agentId) => app.jobNotifier.notify(agentId) });
+    // Looked up at each job, so a notifier set on the app later takes over. The origin marks
+    // this manager's job NOTIFYs (its waiters heard of those jobs already); the id is decorated
+    // by the event fan-out, registered after this plugin, hence read when a job is queued.
+    attachJobNotifier(app.pg, {
+      notify: (agentId) => app.jobNotifier.notify(agentId),
+      get origin() {
+        return app.hasDecorator('managerId') ? app.managerId : undefined;
+      },
+    });
     // Held waits would keep close() waiting up to JOB_WAIT_MS: answer them now.
     app.addHook('preClose', async () => waiters.close());
     app.addHook('onClose', async () => detachJobNotifier(app.pg));

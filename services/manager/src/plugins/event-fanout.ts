@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import fp from 'fastify-plugin';
 import pg from 'pg';
 import { restartDelayMs } from '../db/supervise.js';
+import { parseJobNotice } from '../db/job-notices.js';
 import { decodeNotify, encodeNotify } from '../event-notify-payload.js';
 import { listenEvents, notifyEvent } from '../repositories/event-channel.js';
+import { JOBS_CHANNEL, listenJobNotices } from '../repositories/job-notice-channel.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -21,6 +23,10 @@ declare module 'fastify' {
  * its own; when it breaks (database restarted, network) it reconnects with backoff for as long
  * as the manager runs. Events raised while it is down do not reach this manager's streams: the
  * console refetches its views on reconnect anyway.
+ *
+ * The same session hears the job channel: a job another manager queued wakes the job channel
+ * of its agent if that agent waits here. Job notices lost while the session was down are made
+ * up for when it is back by waking every wait on this manager (each agent claims once).
  */
 export default fp(
   async (app) => {
@@ -29,6 +35,7 @@ export default fp(
     let client: pg.Client | undefined;
     let closing = false;
     let retry: NodeJS.Timeout | undefined;
+    let everListened = false;
 
     app.events.setFanOut((event) => {
       const payload = encodeNotify(managerId, event);
@@ -60,15 +67,24 @@ export default fp(
       c.on('error', lost);
       c.on('end', lost);
       c.on('notification', (n) => {
+        if (n.channel === JOBS_CHANNEL) {
+          const notice = parseJobNotice(n.payload);
+          if (notice && notice.origin !== managerId) app.jobWaiters.notify(notice.agentId);
+          return;
+        }
         const envelope = decodeNotify(n.payload);
         if (envelope && envelope.from !== managerId) app.events.deliverRemote(envelope.event);
       });
       try {
         await c.connect();
         await listenEvents(c);
+        await listenJobNotices(c);
         if (closing) return void (await c.end().catch(() => undefined));
         client = c;
         if (attempt > 0) app.log.info('event channel back');
+        // Jobs other managers queued while this session was down were not heard of.
+        if (everListened) app.jobWaiters.notify(null);
+        everListened = true;
       } catch {
         await c.end().catch(() => undefined);
         schedule(attempt + 1);
@@ -95,5 +111,5 @@ export default fp(
       await c?.end().catch(() => undefined);
     });
   },
-  { name: 'event-fanout', dependencies: ['postgres', 'soft-state'] },
+  { name: 'event-fanout', dependencies: ['postgres', 'soft-state', 'job-channel'] },
 );

@@ -11,8 +11,9 @@ import {
   type JobView,
   type TransferView,
 } from '@freeloader/protocol';
-import { announceJob } from '../db/job-notices.js';
+import { announceJob, jobNoticeOrigin } from '../db/job-notices.js';
 import type { Queryable } from '../db/pool.js';
+import { notifyJobSql } from './job-notice-channel.js';
 import { iso } from './rows.js';
 
 /**
@@ -118,10 +119,20 @@ interface NewJobFields {
  * it once the job is committed.
  */
 export async function enqueueJob(db: Queryable, job: NewJob): Promise<JobView> {
+  // The NOTIFY rides on the INSERT: other managers hear of the job exactly when it commits.
   const { rows } = await db.query<JobRow>(
-    `INSERT INTO jobs (kind, dataset_id, agent_id, payload, total_bytes)
-     VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
-    [job.kind, job.datasetId ?? null, job.agentId ?? null, job.payload ?? {}, job.totalBytes ?? 0],
+    `WITH q AS (
+       INSERT INTO jobs (kind, dataset_id, agent_id, payload, total_bytes)
+       VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS})
+     SELECT q.*, ${notifyJobSql('$6', 'q.agent_id')} FROM q`,
+    [
+      job.kind,
+      job.datasetId ?? null,
+      job.agentId ?? null,
+      job.payload ?? {},
+      job.totalBytes ?? 0,
+      jobNoticeOrigin(db),
+    ],
   );
   announceJob(db, rows[0]!.agent_id);
   return toJobView(rows[0]!);
@@ -140,12 +151,16 @@ export async function enqueueJobs(db: Queryable, jobs: readonly NewJob[]): Promi
     payload: j.payload ?? {},
     total_bytes: j.totalBytes ?? 0,
   }));
+  // One NOTIFY per donor, on the INSERT, as enqueueJob's.
   await db.query(
-    `INSERT INTO jobs (kind, dataset_id, agent_id, payload, total_bytes)
-     SELECT j.kind, j.dataset_id, j.agent_id, j.payload, j.total_bytes
-     FROM jsonb_to_recordset($1::jsonb)
-       AS j(kind text, dataset_id uuid, agent_id uuid, payload jsonb, total_bytes bigint)`,
-    [JSON.stringify(rows)],
+    `WITH q AS (
+       INSERT INTO jobs (kind, dataset_id, agent_id, payload, total_bytes)
+       SELECT j.kind, j.dataset_id, j.agent_id, j.payload, j.total_bytes
+       FROM jsonb_to_recordset($1::jsonb)
+         AS j(kind text, dataset_id uuid, agent_id uuid, payload jsonb, total_bytes bigint)
+       RETURNING agent_id)
+     SELECT ${notifyJobSql('$2', 'd.agent_id')} FROM (SELECT DISTINCT agent_id FROM q) d`,
+    [JSON.stringify(rows), jobNoticeOrigin(db)],
   );
   // Each donor's job channel is woken once the caller's transaction commits, as enqueueJob's.
   for (const agentId of new Set(rows.map((r) => r.agent_id))) announceJob(db, agentId);
@@ -297,14 +312,19 @@ export function createJobsRepo(pool: pg.Pool, leaseMs = JOB_LEASE_MS) {
      * `locked_by` so its late report still counts). Null when it was renewed or finished since.
      */
     async requeueLapsed(id: string): Promise<JobView | null> {
+      // Queued again is queued: announced like a new job (it once waited for the 60 s check).
       const { rows } = await pool.query<JobRow>(
-        `UPDATE jobs SET state = 'queued', rate = 0, lease_expires_at = NULL, updated_at = now()
-         WHERE id = $1 AND state = 'running'
-           AND (lease_expires_at IS NULL OR lease_expires_at < now())
-         RETURNING ${COLUMNS}`,
-        [id],
+        `WITH q AS (
+           UPDATE jobs SET state = 'queued', rate = 0, lease_expires_at = NULL, updated_at = now()
+           WHERE id = $1 AND state = 'running'
+             AND (lease_expires_at IS NULL OR lease_expires_at < now())
+           RETURNING ${COLUMNS})
+         SELECT q.*, ${notifyJobSql('$2', 'q.agent_id')} FROM q`,
+        [id, jobNoticeOrigin(pool)],
       );
-      return rows[0] ? toJobView(rows[0]) : null;
+      if (!rows[0]) return null;
+      announceJob(pool, rows[0].agent_id);
+      return toJobView(rows[0]);
     },
 
     /** Fail a running job whose lease lapsed; null when it was renewed or finished since. */

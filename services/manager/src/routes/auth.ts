@@ -25,7 +25,7 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       try {
-        app.loginThrottle.check(req.body.username, req.ip);
+        await app.loginThrottle.check(req.body.username, req.ip);
       } catch (e) {
         const retryAfterS = (e as FreeLoaderError).details?.retryAfterS;
         if (typeof retryAfterS === 'number') reply.header('retry-after', String(retryAfterS));
@@ -35,7 +35,7 @@ const auth: FastifyPluginAsyncTypebox = async (app) => {
       // Hash even for unknown users, so response time does not reveal which names exist.
       const ok = await verifyPassword(req.body.password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
       if (!user || !ok) {
-        app.loginThrottle.failed(req.body.username, req.ip);
+        await app.loginThrottle.failed(req.body.username, req.ip);
         throw new FreeLoaderError('BAD_CREDENTIALS', 'wrong username or password');
       }
       // The audit log's actor for this request.

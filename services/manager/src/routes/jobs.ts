@@ -9,7 +9,6 @@ import {
   JobViewResponse,
   JobWaitQuery,
   JobWaitResponse,
-  JOB_WAIT_MS,
   Ok,
   type TransferView,
 } from '@freeloader/protocol';
@@ -49,13 +48,23 @@ const jobs: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       const agentId = req.agent!.id;
-      if (req.query.check && (await app.jobsRepo.hasPending(agentId))) return { jobsPending: true };
+      const waiters = app.jobWaiters;
+      let cursor = req.query.cursor;
+      if (req.query.check || waiters.since(agentId, cursor) === 'unknown') {
+        // The cursor is taken before the query: a job committed while it runs, unseen by it,
+        // is announced after this point and so answers the wait below at once.
+        const before = waiters.cursor;
+        if (await app.jobsRepo.hasPending(agentId)) {
+          return { jobsPending: true, cursor: waiters.cursor };
+        }
+        cursor = before;
+      }
       // The agent hung up (it stopped, or its call timed out): stop holding its wait.
       const gone = new AbortController();
       const onClose = (): void => gone.abort();
       reply.raw.once('close', onClose);
       try {
-        return { jobsPending: await app.jobWaiters.wait(agentId, JOB_WAIT_MS, gone.signal) };
+        return await waiters.wait(agentId, cursor, app.config.jobWaitMs, gone.signal);
       } finally {
         reply.raw.off('close', onClose);
       }
