@@ -16,7 +16,9 @@ export function errorHandler(
   reply: FastifyReply,
 ): FastifyReply {
   if (isFreeLoaderError(err)) {
-    if (err.status >= 500) req.log.error({ err }, 'request failed');
+    // 502–504 are a source's or the database's trouble, answered as such: a warning. 500 is ours.
+    if (err.status === 500) req.log.error({ err }, 'request failed');
+    else if (err.status > 500) req.log.warn({ err }, 'request failed');
     if (err.code === 'UNAVAILABLE') reply.header('retry-after', String(DATABASE_RETRY_AFTER_S));
     return reply.status(err.status).send(err.toBody());
   }

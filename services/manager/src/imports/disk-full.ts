@@ -9,7 +9,13 @@ import {
 } from '@freeloader/protocol';
 import { withTransaction } from '../db/pool.js';
 import { placementCandidates, type Candidate } from '../placement/candidates.js';
-import { chunksOf, reassign, type Chunk, type Reassignment } from '../placement/move-extents.js';
+import {
+  chunksOf,
+  reassign,
+  unitChunksOf,
+  type Chunk,
+  type Reassignment,
+} from '../placement/move-extents.js';
 import { importPayload, reservationTtlSeconds } from '../placement/place-extents.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { getPlacement, setPlacement } from '../repositories/placement.js';
@@ -135,7 +141,11 @@ export async function replaceFullDonor(
           const others = extents.filter((e) => e.copy !== chunk.copy);
           return new Set(chunk.morsels.flatMap((m) => donorsOfMorsel(others, m)));
         };
-        const targets = targetChunks(chunksOf(extents, full), candidates, lengthOf, holdersOf);
+        let targets = targetChunks(chunksOf(extents, full), candidates, lengthOf, holdersOf);
+        // Declustered copies: whole cycles have twins on every donor; one unit at a time fits.
+        if (!targets.ok) {
+          targets = targetChunks(unitChunksOf(extents, full), candidates, lengthOf, holdersOf);
+        }
         if (!targets.ok) return `donor ${full}${what} and ${targets.reason}`;
         if (targets.moves.length === 0) return undefined;
         // Each reservation is admitted under its donor's row lock (its own transaction): a donor

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { donorsOfMorsel, type Extent } from '@freeloader/protocol';
-import { chunksOf, reassign } from './move-extents.js';
+import { chunksOf, reassign, unitChunksOf } from './move-extents.js';
 
 const ext = (first: number, count: number, unit: number, donors: string[], phase = 0): Extent => ({
   copy: 0,
@@ -50,6 +50,48 @@ describe('chunksOf', () => {
   ] as const)('%s', (_name, extents, max, expected) => {
     const chunks = chunksOf(extents, 'a', max);
     expect(chunks.map((c) => [c.first, c.count, c.morsels])).toEqual(expected);
+  });
+});
+
+describe('unitChunksOf', () => {
+  it.each([
+    [
+      ext(0, 5, 2, ['a', 'b']),
+      'a',
+      [
+        [0, 2, [0, 1]],
+        [4, 1, [4]],
+      ],
+    ],
+    [ext(0, 5, 2, ['a', 'b']), 'b', [[2, 2, [2, 3]]]],
+    [
+      ext(10, 6, 1, ['a', 'b', 'c'], 1),
+      'a',
+      [
+        [12, 1, [12]],
+        [15, 1, [15]],
+      ],
+    ],
+    [ext(0, 4, 1, ['b', 'c']), 'a', []],
+  ] as const)('%o, donor %s → %o', (e, donor, want) => {
+    expect(unitChunksOf([e], donor)).toEqual(
+      want.map(([first, count, morsels]) => ({ copy: 0, first, count, morsels })),
+    );
+  });
+
+  it('finds a target per unit where whole cycles of a declustered twin have none', () => {
+    // Copy 1 of a 3-donor stripe, declustered: its cycle rotates over every donor.
+    const e = { ...ext(0, 6, 1, ['b', 'c', 'a', 'c', 'a', 'b']), copy: 1 };
+    const chunks = unitChunksOf([e], 'a');
+    expect(chunks.map((c) => c.morsels)).toEqual([[2], [4]]);
+    const moved = reassign([e], 'a', [
+      { copy: 1, first: 2, count: 1, to: 'x' },
+      { copy: 1, first: 4, count: 1, to: 'y' },
+    ]);
+    for (let m = 0; m < 6; m++) expect(donorsOfMorsel(moved, m)).not.toContain('a');
+    expect(donorsOfMorsel(moved, 2)).toEqual(['x']);
+    expect(donorsOfMorsel(moved, 4)).toEqual(['y']);
+    expect(donorsOfMorsel(moved, 3)).toEqual(['c']);
   });
 });
 

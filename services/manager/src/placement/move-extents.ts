@@ -41,6 +41,32 @@ export function chunksOf(
   return out;
 }
 
+/**
+ * One chunk per stripe unit `donor` holds: the finest cut a move can make. A chunk of whole
+ * cycles of a declustered copy has its morsels' other copies on every other donor, so no
+ * target can take it; a single unit's twins sit on n − 1 donors only.
+ *
+ * @example
+ *   unitChunksOf([{copy:0,first:0,count:5,unit:2,phase:0,donors:['a','b']}], 'a')
+ *   // → [0,2) [0,1] · [4,5) [4]
+ */
+export function unitChunksOf(extents: readonly Extent[], donor: string): Chunk[] {
+  const out: Chunk[] = [];
+  for (const e of extents) {
+    if (!e.donors.includes(donor)) continue;
+    for (let u = 0; u * e.unit < e.count; u++) {
+      if (e.donors[(e.phase + u) % e.donors.length] !== donor) continue;
+      const first = e.first + u * e.unit;
+      const count = Math.min(e.unit, e.first + e.count - first);
+      out.push({ copy: e.copy, first, count, morsels: range(first, count) });
+    }
+  }
+  return out;
+}
+
+const range = (first: number, count: number): number[] =>
+  Array.from({ length: count }, (_, i) => first + i);
+
 /** Move chunk [first, first+count) of `copy` from donor `from` to donor `to`. */
 export interface Reassignment {
   copy: number;
