@@ -6,6 +6,7 @@ import { createUser } from '../bootstrap.js';
 import { loadConfig } from '../config.js';
 import { createLoginFailuresRepo } from '../repositories/login-failures.js';
 import { startHarness, type Harness } from '../test/harness.js';
+import { TEST_MASTER_KEY_FILE } from '../test/master-key.js';
 import { LoginThrottle } from './login-throttle.js';
 
 // The throttle on real PostgreSQL (its counts are rows of login_failures), and through two
@@ -15,7 +16,15 @@ let b: FastifyInstance;
 beforeAll(async () => {
   h = await startHarness();
   b = await buildApp(
-    loadConfig({}, { databaseUrl: h.db.url, logLevel: 'silent', home: '/nonexistent' }),
+    loadConfig(
+      {},
+      {
+        databaseUrl: h.db.url,
+        logLevel: 'silent',
+        home: '/nonexistent',
+        masterKeyFile: TEST_MASTER_KEY_FILE,
+      },
+    ),
     { timers: false },
   );
 });

@@ -8,6 +8,7 @@ import { withTransaction } from '../db/pool.js';
 import { systemPostgres } from '../db/system-postgres.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { startHarness, type Harness } from '../test/harness.js';
+import { TEST_MASTER_KEY_FILE } from '../test/master-key.js';
 
 // Jobs pushed, never lost (issue 16 item 4): two managers on one database (the system
 // PostgreSQL when there is one, as the brief asks; else the tests' embedded one), each serving
@@ -41,6 +42,7 @@ beforeAll(async () => {
         databaseUrl: h.db.url,
         logLevel: 'silent',
         home: '/nonexistent',
+        masterKeyFile: TEST_MASTER_KEY_FILE,
         sourceAllow: [...LOOPBACK_SOURCES],
         jobWaitMs: WAIT_MS,
       },
