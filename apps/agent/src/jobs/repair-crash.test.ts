@@ -121,7 +121,11 @@ afterAll(async () => {
 
 describe('a manager killed with SIGKILL mid-repair', () => {
   it('is replaced by one that resumes the repair on the same database', async () => {
-    src = await startTestServer({ size: 12 * MiB, seed: 61 });
+    // 36 MiB: each of the three repair jobs (one per destination) moves 12 MiB at b = 2 MiB/s
+    // and commits at 8 MiB (the agent's commit batch), so a first commit comes 2 s before the
+    // job's last. With 12 MiB every job committed once, at its end, all within 0.1 s of each
+    // other: the test passed only while some jobs were claimed 25 s late (a lost wake-up).
+    src = await startTestServer({ size: 36 * MiB, seed: 61 });
     const res = await admin!.request<ImportResponse>('POST', '/datasets', {
       uri: src.url,
       name: 'crash/a.bin',

@@ -11,6 +11,7 @@ import {
   type RepairJobPayload,
   type RepairMorsel,
 } from '@freeloader/protocol';
+import { withTransaction } from '../db/pool.js';
 import { byDanger, type Departure } from '../placement/repair-work.js';
 import { pickRepairDestination } from '../placement/repair-destination.js';
 import { enqueueJob } from '../repositories/jobs.js';
@@ -200,19 +201,27 @@ async function queueGroup(deps: RepairDeps, g: Group, rate: number): Promise<voi
     seeds: g.seeds,
     units: g.units.map((u) => ({ unitId: u.unit.id, morsels: u.morsels })),
   };
-  const job = await enqueueJob(deps.pg, {
-    kind: 'repair',
-    datasetId: d.id,
-    agentId: g.to,
-    payload,
-    totalBytes: g.bytes,
+  // One transaction, so the agent hears of the job only once its units name it. Queued alone,
+  // the job woke its agent at once, and the claim (FOR UPDATE SKIP LOCKED) skipped the row the
+  // units' job_id foreign-key checks held (FOR KEY SHARE): the agent claimed nothing and waited
+  // out its job channel (25 s, JOB_WAIT_MS) for three of the five first jobs of the repair
+  // benchmark, which was most of its wall time (3.8 MB/s against the caps' 41).
+  const job = await withTransaction(deps.pg, async (tx) => {
+    const queued = await enqueueJob(tx, {
+      kind: 'repair',
+      datasetId: d.id,
+      agentId: g.to,
+      payload,
+      totalBytes: g.bytes,
+    });
+    await markUnitsRunning(
+      tx,
+      queued.id,
+      g.to,
+      g.units.map((u) => ({ id: u.unit.id, reservationId: u.reservationId })),
+    );
+    return queued;
   });
-  await markUnitsRunning(
-    deps.pg,
-    job.id,
-    g.to,
-    g.units.map((u) => ({ id: u.unit.id, reservationId: u.reservationId })),
-  );
   deps.log.info(
     { job: job.id, dataset: d.id, to: g.to, units: g.units.length, bytes: g.bytes, rate },
     'repair queued',
