@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { certStillServes, createCa, issueServerCert } from './certificates.js';
+import { certStillServes, createCa, issueServerCert, serialHex } from './certificates.js';
 import { serverNames } from './server-names.js';
 import { serveHttps } from '../start.js';
 
@@ -41,5 +41,26 @@ describe('the manager CA and its server certificate', () => {
     expect(serveHttps({ tls: 'auto', host: 'localhost' })).toBe(false);
     expect(serveHttps({ tls: 'on', host: '127.0.0.1' })).toBe(true);
     expect(serveHttps({ tls: 'off', host: '0.0.0.0' })).toBe(false);
+  });
+});
+
+describe('serialHex', () => {
+  it.each([
+    ['00', '01'],
+    ['0025', '0125'],
+    ['7e00', '7f00'],
+    ['7f00', '0100'],
+    ['80ff', '02ff'],
+    ['ffff', '02ff'],
+  ])('%s → %s: first byte in 0x01–0x7f (positive, minimal DER)', (random, want) => {
+    expect(serialHex(Buffer.from(random, 'hex'))).toBe(want);
+  });
+
+  it('makes a serial OpenSSL loads when the random begins with 0x00 (once broke 1 start in 512)', () => {
+    const random = Buffer.alloc(16, 0x25);
+    random[0] = 0;
+    expect(serialHex(random)).toMatch(/^01/);
+    const ca = createCa('serial test', 1);
+    expect(() => new X509Certificate(ca.certPem)).not.toThrow();
   });
 });

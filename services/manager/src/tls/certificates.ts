@@ -23,11 +23,24 @@ function newKeyPair(): { keyPem: string; keys: forge.pki.rsa.KeyPair } {
   };
 }
 
+/**
+ * A certificate serial as forge takes it: positive and minimally encoded, as DER requires. Its
+ * first byte is kept in 0x01–0x7f: forge drops one leading 0x00, so the old `'00' + random`
+ * became `00 xx…` (illegal padding, refused by OpenSSL) whenever the random began with 0x00 —
+ * a CA that could not be loaded about once in 512 starts.
+ *
+ * @example serialHex(Buffer.from([0x00, 0xff])) // → '01ff'
+ */
+export function serialHex(random: Buffer): string {
+  const bytes = Buffer.from(random);
+  bytes[0] = (bytes[0]! % 0x7f) + 1;
+  return bytes.toString('hex');
+}
+
 function baseCert(publicKey: forge.pki.PublicKey, validityDays: number, now: Date) {
   const cert = forge.pki.createCertificate();
   cert.publicKey = publicKey;
-  // A positive 128-bit serial (leading 0x00 keeps the DER integer positive).
-  cert.serialNumber = '00' + randomBytes(16).toString('hex');
+  cert.serialNumber = serialHex(randomBytes(16));
   // Backdated a little: a peer whose clock is slightly behind still accepts a fresh cert.
   cert.validity.notBefore = new Date(now.getTime() - DAY_MS);
   cert.validity.notAfter = new Date(now.getTime() + validityDays * DAY_MS);

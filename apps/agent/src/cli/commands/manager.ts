@@ -53,6 +53,13 @@ export function registerManager(program: Command): void {
         ...(opts.tlsCa ? { tlsCa: opts.tlsCa } : {}),
         ...(opts.masterKeyFile ? { masterKeyFile: opts.masterKeyFile } : {}),
       });
+      // Handlers first, the ready line after: a SIGTERM sent the moment the line shows (a
+      // supervisor, a test) landed before them under load and killed the process outright.
+      const stopped = runUntilSignal(async () => {
+        await manager.close();
+        // A last line, so whoever watches the terminal or log knows the stop finished.
+        console.error('manager stopped');
+      });
       console.error(`manager: ${manager.url} (API docs at ${manager.url}/docs)`);
       // Not a secret: what agents' join tokens and `freeloader login --ca-fingerprint` pin.
       console.error(`manager: CA fingerprint ${manager.caFingerprint}`);
@@ -66,10 +73,6 @@ export function registerManager(program: Command): void {
             : `first start: admin password written to ${file} (mode 0600)`,
         );
       }
-      await runUntilSignal(async () => {
-        await manager.close();
-        // A last line, so whoever watches the terminal or log knows the stop finished.
-        console.error('manager stopped');
-      });
+      await stopped;
     });
 }

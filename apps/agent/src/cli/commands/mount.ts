@@ -99,14 +99,13 @@ async function mountInForeground(dir: string, opts: MountCliOptions): Promise<vo
     });
     if (m.clearedStale)
       log(`cleared a stale mount at ${m.dir} (transport endpoint is not connected)`);
+    const drainMs = positive(opts.drain, '--drain', true) * 1000;
+    // Handlers before the ready line: a signal sent the moment it shows must stop cleanly.
+    const signalled = runUntilSignal(() => m.stop(drainMs)).then(() => 'signal' as const);
     const mounted = `mounted ${client.baseUrl} at ${m.dir} (read-only)`;
     console.error(`${mounted}; Ctrl-C or \`freeloader unmount ${m.dir}\` stops it`);
     reportReady(`${mounted}; \`freeloader unmount ${m.dir}\` stops it`);
-    const drainMs = positive(opts.drain, '--drain', true) * 1000;
-    const how = await Promise.race([
-      runUntilSignal(() => m.stop(drainMs)).then(() => 'signal' as const),
-      m.mounted.ended.then(() => 'unmounted' as const),
-    ]);
+    const how = await Promise.race([signalled, m.mounted.ended.then(() => 'unmounted' as const)]);
     if (how === 'unmounted') await m.stop(drainMs);
     console.error(`unmounted ${m.dir}`);
   } finally {
