@@ -67,6 +67,27 @@ describe('planRelocation', () => {
     expect(none.moves).toEqual([]);
   });
 
+  it('moves declustered copies one stripe unit at a time when whole cycles fit nowhere', () => {
+    // Copy 1 rotates over a, b, c: over a cycle, a's copy-0 morsels have twins on b and c.
+    const d: HeldDataset = {
+      ...ds('d', 6, ['a', 'b', 'c']),
+      extents: [
+        { copy: 0, first: 0, count: 6, unit: 1, phase: 0, donors: ['a', 'b', 'c'] },
+        { copy: 1, first: 0, count: 6, unit: 1, phase: 0, donors: ['b', 'c', 'a', 'c', 'a', 'b'] },
+      ],
+    };
+    const plan = planRelocation('a', 4 * MiB, [d], [t('b', 100), t('c', 100)]);
+    const chunks = plan.moves[0]!.chunks.map((c) => [c.copy, c.morsels, c.to]);
+    // Morsel 0's twin is on b, 3's on c; copy 1's morsels 2 (twin c) and 4 (twin b).
+    expect(chunks).toEqual([
+      [0, [0], 'c'],
+      [0, [3], 'b'],
+      [1, [2], 'b'],
+      [1, [4], 'c'],
+    ]);
+    expect(plan.remainingBytes).toBe(0);
+  });
+
   it('lists datasets it could not move, for eviction', () => {
     const plan = planRelocation('a', 4 * MiB, [ds('d', 4, ['a'])], []);
     expect(plan.unmoved.map((d) => d.id)).toEqual(['d']);

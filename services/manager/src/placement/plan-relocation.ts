@@ -1,6 +1,6 @@
 import { donorsOfMorsel, type Extent } from '@freeloader/protocol';
 import { throttleRank } from './candidates.js';
-import { chunksOf, type Reassignment } from './move-extents.js';
+import { chunksOf, unitChunksOf, type Chunk, type Reassignment } from './move-extents.js';
 
 /** A ready dataset with some of its morsels on the donor being relieved. */
 export interface HeldDataset {
@@ -77,7 +77,7 @@ export function planRelocation(
       chunks: [],
       bytesPerTarget: new Map(),
     };
-    for (const c of chunks) {
+    const place = (c: Chunk): boolean => {
       const bytes = c.morsels.length * d.morselSize;
       const otherCopies = new Set(c.morsels.flatMap((m) => donorsOfMorsel(d.extents, m)));
       const to = bestTarget(
@@ -86,11 +86,22 @@ export function planRelocation(
         holders,
         bytes,
       );
-      if (!to) continue;
+      if (!to) return false;
       free.set(to, free.get(to)! - bytes);
       move.chunks.push({ copy: c.copy, first: c.first, count: c.count, to, morsels: c.morsels });
       move.bytesPerTarget.set(to, (move.bytesPerTarget.get(to) ?? 0) + bytes);
       remaining -= bytes;
+      return true;
+    };
+    let units: Chunk[] | undefined;
+    for (const c of chunks) {
+      if (place(c)) continue;
+      // Declustered copies: a chunk of whole cycles has its other copies on every donor; one
+      // stripe unit at a time has them on n − 1.
+      units ??= unitChunksOf(d.extents, from);
+      for (const u of units) {
+        if (u.copy === c.copy && u.first >= c.first && u.first < c.first + c.count) place(u);
+      }
     }
     if (move.chunks.length > 0) moves.push(move);
     else unmoved.push(d);
