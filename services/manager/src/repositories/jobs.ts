@@ -203,6 +203,9 @@ export function createJobsRepo(pool: pg.Pool, leaseMs = JOB_LEASE_MS) {
     /**
      * Take up to `max` queued jobs meant for this agent (or for anyone), oldest first. Rows
      * another claimer holds are skipped, not waited for, so concurrent claimers never share one.
+     * NO KEY UPDATE, the lock the UPDATE takes anyway: FOR UPDATE also clashed with the
+     * FOR KEY SHARE of a foreign-key check (units naming a job being written), and skipped a
+     * job that was free to claim.
      * `resume` (an agent's first claim after it restarted) also hands back the jobs it was
      * running when it stopped, so a restart loses nothing.
      */
@@ -224,7 +227,7 @@ export function createJobsRepo(pool: pg.Pool, leaseMs = JOB_LEASE_MS) {
                AND ($2::text[] IS NULL OR kind = ANY($2::text[]))
              ORDER BY created_at
              LIMIT $3
-             FOR UPDATE SKIP LOCKED)
+             FOR NO KEY UPDATE SKIP LOCKED)
            RETURNING ${COLUMNS})
          SELECT * FROM claimed ORDER BY created_at`,
         [agentId, opts.kinds ?? null, opts.max ?? 1, opts.resume ?? false, leaseMs],

@@ -43,6 +43,24 @@ describe('jobs', () => {
     expect(claimed.sort()).toEqual(queued.map((j) => j.id).sort());
   });
 
+  it('claims a job whose row a foreign-key check holds (FOR KEY SHARE), as when units name it', async () => {
+    // Repair dispatch once queued a job, woke its agent, then wrote units referencing it: their
+    // foreign-key checks hold FOR KEY SHARE on the job row, and a claim that skipped it left the
+    // agent waiting out its whole long-poll.
+    const a = await h.enroll();
+    const job = await h.app.jobsRepo.enqueue({ kind: 'relocate', agentId: a.agentId });
+    const holder = await h.app.pg.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM jobs WHERE id = $1 FOR KEY SHARE', [job.id]);
+      const claimed = await h.app.jobsRepo.claim(a.agentId, { kinds: ['relocate'] });
+      expect(claimed.map((j) => j.id)).toEqual([job.id]);
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+  });
+
   it('gives an agent only its own jobs or unassigned ones, oldest first, up to max', async () => {
     const a = await h.enroll();
     const b = await h.enroll();
