@@ -43,6 +43,13 @@ export function morselNonce(index: number): Buffer {
   return nonce;
 }
 
+/** The AES-256-GCM cipher of morsel `index` of `datasetId` (its nonce, the id as AAD). */
+function morselCipher(key: Buffer, datasetId: string, index: number) {
+  return createCipheriv(CIPHER, key, morselNonce(index), {
+    authTagLength: MORSEL_TAG_BYTES,
+  }).setAAD(Buffer.from(datasetId, 'utf8'));
+}
+
 /**
  * Seal morsel `index` of `datasetId` in place: `data` becomes its ciphertext; returns the tag.
  *
@@ -51,10 +58,7 @@ export function morselNonce(index: number): Buffer {
  *   openMorsel(key, id, 0, buf, tag);        // and plain text again
  */
 export function sealMorsel(key: Buffer, datasetId: string, index: number, data: Buffer): Buffer {
-  const cipher = createCipheriv(CIPHER, key, morselNonce(index), {
-    authTagLength: MORSEL_TAG_BYTES,
-  });
-  cipher.setAAD(Buffer.from(datasetId, 'utf8'));
+  const cipher = morselCipher(key, datasetId, index);
   // node:crypto has no in-place API: the output is copied back so callers keep their buffer.
   const sealed = cipher.update(data);
   sealed.copy(data);
@@ -76,8 +80,7 @@ export function openMorsel(
 ): boolean {
   const decipher = createDecipheriv(CIPHER, key, morselNonce(index), {
     authTagLength: MORSEL_TAG_BYTES,
-  });
-  decipher.setAAD(Buffer.from(datasetId, 'utf8'));
+  }).setAAD(Buffer.from(datasetId, 'utf8'));
   decipher.setAuthTag(tag);
   const plain = decipher.update(data);
   try {
@@ -104,10 +107,7 @@ export function plainMatchesTag(
   data: Buffer,
   tag: Buffer,
 ): boolean {
-  const cipher = createCipheriv(CIPHER, key, morselNonce(index), {
-    authTagLength: MORSEL_TAG_BYTES,
-  });
-  cipher.setAAD(Buffer.from(datasetId, 'utf8'));
+  const cipher = morselCipher(key, datasetId, index);
   cipher.update(data); // the ciphertext itself is not needed, only the tag over it
   cipher.final();
   const sealed = cipher.getAuthTag();

@@ -3,10 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOGIN_FAILURES_PER_ADDRESS } from '@freeloader/protocol';
 import { buildApp } from '../app.js';
 import { createUser } from '../bootstrap.js';
-import { loadConfig } from '../config.js';
 import { createLoginFailuresRepo } from '../repositories/login-failures.js';
-import { startHarness, type Harness } from '../test/harness.js';
-import { TEST_MASTER_KEY_FILE } from '../test/master-key.js';
+import { startHarness, testConfig, type Harness } from '../test/harness.js';
 import { LoginThrottle } from './login-throttle.js';
 
 // The throttle on real PostgreSQL (its counts are rows of login_failures), and through two
@@ -15,18 +13,7 @@ let h: Harness;
 let b: FastifyInstance;
 beforeAll(async () => {
   h = await startHarness();
-  b = await buildApp(
-    loadConfig(
-      {},
-      {
-        databaseUrl: h.db.url,
-        logLevel: 'silent',
-        home: '/nonexistent',
-        masterKeyFile: TEST_MASTER_KEY_FILE,
-      },
-    ),
-    { timers: false },
-  );
+  b = await buildApp(testConfig(h.db.url), { timers: false });
 });
 afterAll(async () => {
   await b?.close();

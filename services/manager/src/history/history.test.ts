@@ -2,10 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { HistoryResponse } from '@freeloader/protocol';
 import { buildApp } from '../app.js';
-import { loadConfig } from '../config.js';
 import { compactHistory, insertSamples, readHistory } from '../repositories/history.js';
-import { startHarness, type Harness } from '../test/harness.js';
-import { TEST_MASTER_KEY_FILE } from '../test/master-key.js';
+import { startHarness, testConfig, type Harness } from '../test/harness.js';
 import { sampleIntervalS } from './plugin.js';
 
 // Real PostgreSQL; the sampler is driven by hand (timers off) so each sample is deliberate.
@@ -57,18 +55,7 @@ describe('history sampler', () => {
     // A second manager on the same database (the first one closed, its memory gone; the
     // session stays valid as it lives in PostgreSQL too) still serves the same history.
     await h.app.close();
-    const again = await buildApp(
-      loadConfig(
-        {},
-        {
-          databaseUrl: h.db.url,
-          logLevel: 'silent',
-          home: '/nonexistent',
-          masterKeyFile: TEST_MASTER_KEY_FILE,
-        },
-      ),
-      { timers: false },
-    );
+    const again = await buildApp(testConfig(h.db.url), { timers: false });
     try {
       const after = await history(again, `series=donor_used&subject=${donor.agentId}`);
       expect(after.subjects[0]!.points).toEqual(used.subjects[0]!.points);
@@ -80,18 +67,7 @@ describe('history sampler', () => {
       await again.close();
     }
     // The harness closes its own app again at the end; give it a fresh one.
-    h.app = await buildApp(
-      loadConfig(
-        {},
-        {
-          databaseUrl: h.db.url,
-          logLevel: 'silent',
-          home: '/nonexistent',
-          masterKeyFile: TEST_MASTER_KEY_FILE,
-        },
-      ),
-      { timers: false },
-    );
+    h.app = await buildApp(testConfig(h.db.url), { timers: false });
   });
 
   it('rejects an unknown series (400) and needs a session (401)', async () => {

@@ -1,14 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { JOB_CHANNEL_CHECK_MS, type JobView, type JobWaitResponse } from '@freeloader/protocol';
-import { LOOPBACK_SOURCES } from '@freeloader/sources/testing';
 import { buildApp } from '../app.js';
-import { loadConfig } from '../config.js';
 import { withTransaction } from '../db/pool.js';
 import { systemPostgres } from '../db/system-postgres.js';
 import { enqueueJob } from '../repositories/jobs.js';
-import { startHarness, type Harness } from '../test/harness.js';
-import { TEST_MASTER_KEY_FILE } from '../test/master-key.js';
+import { startHarness, testConfig, type Harness } from '../test/harness.js';
 
 // Jobs pushed, never lost (issue 16 item 4): two managers on one database (the system
 // PostgreSQL when there is one, as the brief asks; else the tests' embedded one), each serving
@@ -35,20 +32,7 @@ const urls = new Map<FastifyInstance, string>();
 
 beforeAll(async () => {
   h = await startHarness({ jobWaitMs: WAIT_MS }, {}, system.url ?? inject('pgAdminUrl'));
-  b = await buildApp(
-    loadConfig(
-      {},
-      {
-        databaseUrl: h.db.url,
-        logLevel: 'silent',
-        home: '/nonexistent',
-        masterKeyFile: TEST_MASTER_KEY_FILE,
-        sourceAllow: [...LOOPBACK_SOURCES],
-        jobWaitMs: WAIT_MS,
-      },
-    ),
-    { timers: false },
-  );
+  b = await buildApp(testConfig(h.db.url, { jobWaitMs: WAIT_MS }), { timers: false });
   for (const app of [h.app, b]) {
     await app.listen({ host: '127.0.0.1', port: 0 });
     const addr = app.server.address();

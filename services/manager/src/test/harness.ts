@@ -21,17 +21,16 @@ export interface Harness {
 
 let seq = 0;
 
-/** An app on its own fresh database, plus helpers for users and agents. */
-export async function startHarness(
-  overrides: Partial<Config> = {},
-  opts: BuildOptions = {},
-  adminUrl?: string,
-): Promise<Harness> {
-  const db = await createTestDatabase(adminUrl);
-  const config = loadConfig(
+/**
+ * A test manager's config on `databaseUrl`: quiet, no home, the tests' shared master key,
+ * loopback sources allowed. A second manager on a harness's database is
+ * `buildApp(testConfig(h.db.url), { timers: false })`.
+ */
+export function testConfig(databaseUrl: string, overrides: Partial<Config> = {}): Config {
+  return loadConfig(
     {},
     {
-      databaseUrl: db.url,
+      databaseUrl,
       logLevel: 'silent',
       home: '/nonexistent',
       masterKeyFile: TEST_MASTER_KEY_FILE,
@@ -40,7 +39,16 @@ export async function startHarness(
       ...overrides,
     },
   );
-  const app = await buildApp(config, { timers: false, ...opts });
+}
+
+/** An app on its own fresh database, plus helpers for users and agents. */
+export async function startHarness(
+  overrides: Partial<Config> = {},
+  opts: BuildOptions = {},
+  adminUrl?: string,
+): Promise<Harness> {
+  const db = await createTestDatabase(adminUrl);
+  const app = await buildApp(testConfig(db.url, overrides), { timers: false, ...opts });
   const call: Harness['call'] = (o) => app.inject(o);
 
   const login: Harness['login'] = async (role = 'scientist') => {
