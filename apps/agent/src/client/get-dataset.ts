@@ -21,7 +21,7 @@ export interface GetOptions {
   /** The map the read uses, once it arrived (its donors say which are throttled, and why). */
   onMap?: (map: DatasetMap) => void;
   onDonorFailure?: (donorId: string, error: FreeLoaderError) => void;
-  /** Told once per donor dropped for the rest of the read (it stalled repeatedly). */
+  /** Told once per donor left out of the read for a while (it stalled, or lost a hedge). */
   onDonorDropped?: (donorId: string, error: FreeLoaderError) => void;
   /** Morsels buffered or in flight for stream output (default: `reader.defaultWindow()`). */
   window?: number;
@@ -34,7 +34,7 @@ export interface GetSummary {
   donorFailures: number;
   /** What each donor delivered to this read (bytes, and wall time it had requests in flight). */
   donors: Map<string, DonorRate>;
-  /** Donors dropped for the rest of the read because they stalled repeatedly. */
+  /** Donors left out of the read for a while because they stalled. */
   dropped: string[];
   /** Morsels also asked of another copy (or the source) because their donor was slow, and won. */
   hedges: { asked: number; won: number };

@@ -58,7 +58,8 @@ export interface MorselFetch {
  * need: request slots, delivery rates, latency and stalls (swept every SWEEP_INTERVAL_MS while
  * requests are out). Each copy in turn is asked; a request outstanding far longer than its
  * donor's recent latency is also asked of the next healthy copy (or the source), the first
- * verified answer wins, and a donor beaten by another copy is dropped for the rest of the read.
+ * verified answer wins, and a donor beaten by another copy or stalling repeatedly is left out
+ * for a while (longer each time it does so again).
  */
 export class HedgedFetch {
   private readonly donorUrl = new Map<string, string>();
@@ -161,20 +162,20 @@ export class HedgedFetch {
         );
         if (!value) continue;
         if (by === 'primary') return { data: value };
-        // The other route won: this donor goes behind it. Beaten by another copy, it is dropped
-        // for the rest of the read (its twin serves); beaten by the source, it is a stall (the
-        // source is the slow last resort, so only repeated losses drop it).
+        // The other route won: this donor goes behind it. Beaten by another copy, it is left out
+        // for a while (DonorDrops: its twins serve, and it is asked again if it recovers);
+        // beaten by the source, it is a stall (the source is the slow last resort, so only
+        // stalls in a row drop it).
         this.hedgeCounts.won++;
         locator.failed(donor);
-        const beaten = new FreeLoaderError(
-          'TIMEOUT',
-          `donor ${donor} lost a hedged request for morsel ${index} to ${backupDonor ?? 'the source'}`,
-        );
-        if (backupDonor && !locator.isDropped(donor)) {
-          locator.drop(donor);
-          this.opts.onDonorDropped?.(donor, beaten);
-        } else if (!backupDonor && locator.stalled(donor)) {
-          this.opts.onDonorDropped?.(donor, beaten);
+        if (backupDonor ? locator.drop(donor) : locator.stalled(donor)) {
+          this.opts.onDonorDropped?.(
+            donor,
+            new FreeLoaderError(
+              'TIMEOUT',
+              `donor ${donor} lost a hedged request for morsel ${index} to ${backupDonor ?? 'the source'}`,
+            ),
+          );
         }
         value.copy(target);
         return { data: target.subarray(0, length) };
@@ -285,6 +286,7 @@ export class HedgedFetch {
       );
       rate.bytes += data.length;
       ok = true;
+      this.opts.locator.delivered(donor);
       return data;
     } finally {
       const now = performance.now();

@@ -6,6 +6,9 @@ import {
   type MorselPlace,
   type PatchedSuffix,
 } from './morsel-locator.js';
+import { DROP_FIRST_MS } from './donor-drops.js';
+import { FAILURE_MEMORY_MS } from './recent-failures.js';
+import { STALL_EPISODE_MS } from './stall-watch.js';
 
 const A = 'a';
 const B = 'b';
@@ -114,21 +117,74 @@ describe('MorselLocator with a source behind it', () => {
     ['no live copy: the source at once', [live(A, { state: 'dead' })], { kind: 'source' }],
   ])('%s', (_, mapDonors, want) => expect(locate(mapDonors)).toEqual(want));
 
-  it('drops a donor after its second stall, and not before', () => {
+  /** A locator over two live copies with a clock the test moves (ms). */
+  const timed = () => {
+    const clock = { now: 0 };
     const locator = new MorselLocator(
       { extents: twoCopies, donors: [live(A), live(B)] },
       undefined,
-      {
-        sourceBacked: true,
-      },
+      { sourceBacked: true, now: () => clock.now },
     );
+    return { clock, locator };
+  };
+
+  it('drops a donor after its second stall in a row, and not before', () => {
+    const { clock, locator } = timed();
     expect(locator.stalled(A)).toBe(false);
     expect(locator.locate(2)).toEqual(donors(A, B));
+    clock.now = STALL_EPISODE_MS;
     expect(locator.stalled(A)).toBe(true);
     expect(locator.isDropped(A)).toBe(true);
     expect(locator.locate(2)).toEqual(donors(B));
+    clock.now += STALL_EPISODE_MS;
     expect(locator.stalled(A)).toBe(false); // reported dropped once
     expect(locator.droppedDonors()).toEqual([A]);
+  });
+
+  it('counts the stalls of one moment once: two morsels of one hiccup do not drop a donor', () => {
+    const { clock, locator } = timed();
+    expect(locator.stalled(A)).toBe(false);
+    clock.now = STALL_EPISODE_MS - 1;
+    expect(locator.stalled(A)).toBe(false);
+    expect(locator.isDropped(A)).toBe(false);
+  });
+
+  it('starts the count again once the donor delivers a morsel', () => {
+    const { clock, locator } = timed();
+    locator.stalled(A);
+    locator.delivered(A);
+    clock.now = STALL_EPISODE_MS;
+    expect(locator.stalled(A)).toBe(false);
+    clock.now = 2 * STALL_EPISODE_MS;
+    expect(locator.stalled(A)).toBe(true);
+  });
+
+  it('leaves a donor that lost a hedge out for DROP_FIRST_MS, telling once', () => {
+    const { clock, locator } = timed();
+    expect(locator.drop(A)).toBe(true);
+    expect(locator.locate(2)).toEqual(donors(B));
+    expect(locator.droppedNow()).toEqual([A]);
+    clock.now = DROP_FIRST_MS;
+    expect(locator.locate(2)).toEqual(donors(A, B));
+    expect(locator.droppedNow()).toEqual([]);
+    expect(locator.drop(A)).toBe(false); // out again, longer, not told again
+    expect(locator.droppedDonors()).toEqual([A]);
+  });
+
+  it('ranks a failed donor behind its twin for FAILURE_MEMORY_MS, then as before', () => {
+    const { clock, locator } = timed();
+    const v0 = locator.healthVersion();
+    locator.failed(A);
+    expect(locator.locate(2)).toEqual(donors(B, A));
+    expect(locator.healthVersion()).not.toBe(v0);
+    const v1 = locator.healthVersion();
+    clock.now = FAILURE_MEMORY_MS - 1;
+    expect(locator.health(A)).toBe(1);
+    expect(locator.healthVersion()).toBe(v1);
+    clock.now = FAILURE_MEMORY_MS;
+    expect(locator.healthVersion()).not.toBe(v1);
+    expect(locator.health(A)).toBe(0);
+    expect(locator.locate(2)).toEqual(donors(A, B));
   });
 
   it('keeps a dropped donor as the last resort when no source backs the read', () => {

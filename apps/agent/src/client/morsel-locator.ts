@@ -1,6 +1,8 @@
 import { donorsOfMorsel, type DatasetMap } from '@freeloader/protocol';
 import { slowness } from './prefer-fast.js';
-import { STALLS_TO_DROP } from './stall-watch.js';
+import { DonorDrops } from './donor-drops.js';
+import { RecentFailures } from './recent-failures.js';
+import { STALL_EPISODE_MS, STALLS_TO_DROP } from './stall-watch.js';
 
 /**
  * Where to read one morsel from:
@@ -38,6 +40,8 @@ export interface LocatorOptions {
    * rather than piling onto the fastest donor.
    */
   wait?: (donor: string) => number;
+  /** The clock failures and stalls are timed by (milliseconds; tests set it). */
+  now?: () => number;
 }
 
 /**
@@ -66,11 +70,13 @@ export class MorselLocator {
   private readonly throttled = new Set<string>();
   /** Delivery rate the manager predicts for each donor to this client (bytes/s), when known. */
   private readonly predicted = new Map<string, number>();
-  private readonly failures = new Map<string, number>();
-  /** Stalls seen per donor in this read ({@link stalled}). */
-  private readonly stalls = new Map<string, number>();
-  /** Donors that stalled STALLS_TO_DROP times: out for the rest of the read. */
-  private readonly dropped = new Set<string>();
+  /** Failures of each donor lately: they rank it behind its twins for a while, not for good. */
+  private readonly failures: RecentFailures;
+  /** Stalls in a row per donor and when the last counted one was ({@link stalled}). */
+  private readonly stalls = new Map<string, { count: number; at: number }>();
+  /** Donors that stalled STALLS_TO_DROP times in a row or lost a hedge: out for a while. */
+  private readonly dropped: DonorDrops;
+  private readonly now: () => number;
   /** `morsel:donor` of copies known bad (the map's badCopies, or a bad hash in this read). */
   private readonly bad = new Set<string>();
 
@@ -79,6 +85,9 @@ export class MorselLocator {
     private readonly suffix?: PatchedSuffix,
     private readonly opts: LocatorOptions = {},
   ) {
+    this.now = opts.now ?? (() => performance.now());
+    this.failures = new RecentFailures(this.now);
+    this.dropped = new DonorDrops(this.now);
     for (const d of map.donors) {
       this.known.add(d.id);
       if (d.state === 'live') this.usable.add(d.id);
@@ -135,15 +144,22 @@ export class MorselLocator {
   }
 
   /**
-   * Health rank of a copy, lower is better: +1000 not contactable, +1 per failure in this read,
-   * +0.5 throttled. Copies of equal rank are interchangeable but for speed and load.
+   * Health rank of a copy, lower is better: +1000 not contactable, +1 per failure in the last
+   * FAILURE_MEMORY_MS, +0.5 throttled. Copies of equal rank are interchangeable but for speed
+   * and load.
    */
   health(d: string): number {
     return (
-      (this.contactable(d) ? 0 : 1000) +
-      (this.failures.get(d) ?? 0) +
-      (this.throttled.has(d) ? 0.5 : 0)
+      (this.contactable(d) ? 0 : 1000) + this.failures.count(d) + (this.throttled.has(d) ? 0.5 : 0)
     );
+  }
+
+  /**
+   * Changes whenever any donor's health may have (a failure, one forgotten, a drop): a read that
+   * dealt its morsels by health deals them again.
+   */
+  healthVersion(): number {
+    return this.failures.version() + this.dropped.version();
   }
 
   /** A tie-breaker in [0, 0.25): 0 for the copy that would finish first, by `wait`. */
@@ -155,7 +171,13 @@ export class MorselLocator {
 
   /** A donor failed a request (dead, stalled, bad hash): it goes behind healthier copies. */
   failed(donor: string): void {
-    this.failures.set(donor, (this.failures.get(donor) ?? 0) + 1);
+    this.failures.add(donor);
+  }
+
+  /** `donor` delivered a morsel: its stalls so far were not in a row, it is not stopped. */
+  delivered(donor: string): void {
+    this.stalls.delete(donor);
+    this.dropped.delivered(donor);
   }
 
   /** `donor` sent morsel `index` with a bad hash: never ask it for that morsel again in this read. */
@@ -164,35 +186,49 @@ export class MorselLocator {
   }
 
   /**
-   * `donor` stalled (a morsel outstanding far longer than its recent latency); returns true when
-   * that makes it dropped: STALLS_TO_DROP stalls and it is out for the rest of the read.
+   * `donor` stalled (a morsel outstanding far longer than its recent latency, or beaten by a
+   * hedge to the source); returns true when that drops it for the first time in the read
+   * (worth telling the user): STALLS_TO_DROP stalls in a row, at
+   * least STALL_EPISODE_MS apart (the morsels of one stop count once). A morsel delivered in
+   * between ({@link delivered}) starts the count again.
    */
   stalled(donor: string): boolean {
-    const n = (this.stalls.get(donor) ?? 0) + 1;
-    this.stalls.set(donor, n);
-    if (n < STALLS_TO_DROP || this.dropped.has(donor)) return false;
-    this.dropped.add(donor);
-    return true;
+    if (this.dropped.isDropped(donor)) return false;
+    const now = this.now();
+    const s = this.stalls.get(donor) ?? { count: 0, at: -Infinity };
+    if (now - s.at < STALL_EPISODE_MS) return false;
+    this.stalls.set(donor, { count: s.count + 1, at: now });
+    if (s.count + 1 < STALLS_TO_DROP) return false;
+    this.stalls.delete(donor);
+    return this.dropped.drop(donor);
   }
 
-  /** Drop `donor` for the rest of the read (a stalling donor, or one a previous read dropped). */
-  drop(donor: string): void {
-    this.stalls.set(donor, Math.max(this.stalls.get(donor) ?? 0, STALLS_TO_DROP));
-    this.dropped.add(donor);
+  /**
+   * Leave `donor` out for a while ({@link DonorDrops}: 3 s, doubling while it drops again without
+   * delivering): it lost a hedge to a twin, or an earlier read of the same mount dropped it.
+   * True at its first drop in the read.
+   */
+  drop(donor: string): boolean {
+    return this.dropped.drop(donor);
   }
 
   isDropped(donor: string): boolean {
-    return this.dropped.has(donor);
+    return this.dropped.isDropped(donor);
   }
 
-  /** Donors dropped for stalling, in the order they were dropped. */
+  /** Donors dropped now. */
+  droppedNow(): string[] {
+    return this.dropped.everDropped().filter((d) => this.dropped.isDropped(d));
+  }
+
+  /** Donors dropped at some point of the read, in the order of their first drop. */
   droppedDonors(): string[] {
-    return [...this.dropped];
+    return this.dropped.everDropped();
   }
 
   /** Live in the map and not dropped: a donor worth a connection. */
   private contactable(donor: string): boolean {
-    return this.usable.has(donor) && !this.dropped.has(donor);
+    return this.usable.has(donor) && !this.dropped.isDropped(donor);
   }
 
   /**

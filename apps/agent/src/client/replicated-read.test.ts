@@ -74,7 +74,9 @@ describe('a frozen donor (SIGSTOP) with two copies', () => {
     const out = await k.getFreezing(id, victim);
     expect(out.sha256).toBe(sha256Hex(src.content));
     expect(out.hedges.won).toBeGreaterThan(0);
-    expect(out.dropped).toEqual([victim.agentId]);
+    // The frozen donor is left out; on a loaded machine a live twin that lost one hedge may
+    // be too, for a few seconds (DonorDrops), which costs the read nothing it keeps.
+    expect(out.dropped).toContain(victim.agentId);
     // Within twice the undisturbed time. On loopback this read takes ~0.3 s, less than the hedge
     // floor, which a read pays about once before its frozen donor is dropped: allow it (a read
     // that waits for stalls instead of hedging takes seconds more; on a LAN the floor vanishes

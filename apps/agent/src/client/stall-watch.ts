@@ -11,8 +11,17 @@ export const STALL_LATENCY_FACTOR = 4;
  * so a fast donor's tiny p90 does not turn one hiccup into a dropped donor.
  */
 export const STALL_FLOOR_MS = 2_000;
-/** Stalls after which a donor is dropped for the rest of the read: once may be bad luck. */
+/**
+ * Stalls in a row (no morsel delivered in between) after which a donor is dropped for the rest
+ * of the read: once may be bad luck.
+ */
 export const STALLS_TO_DROP = 2;
+/**
+ * Stalls of one donor closer together than this count as one (milliseconds): a donor that stops
+ * holds several morsels, and all of them stall or lose their hedges within the same moment. Per
+ * morsel, one hiccup of a donor with two requests out counted twice and dropped it.
+ */
+export const STALL_EPISODE_MS = 1_000;
 /** Recent per-morsel latencies kept per donor (a ring: the p90 follows the donor's present). */
 export const LATENCY_SAMPLES = 32;
 /** Samples a donor needs before its own p90 is trusted; until then the read's pooled p90 is. */

@@ -35,6 +35,8 @@ export async function readUnordered(
   const order = new Map(reader.readOrder().map((m, i) => [m, i]));
   /** Each donor's health when the queues were last dealt ('' is the source: no health). */
   const dealtAt = new Map([...queues.keys()].map((d) => [d, d ? reader.health(d) : 0]));
+  /** Every donor's health as of the last deal: a twin's failure (or its end) deals again too. */
+  let dealtVersion = reader.healthVersion();
   const active = new Map<string, number>();
   const workers: Array<Promise<void>> = [];
   let failure: unknown;
@@ -49,6 +51,7 @@ export async function readUnordered(
       else queues.set(donor, q);
     }
     for (const d of queues.keys()) dealtAt.set(d, d ? reader.health(d) : 0);
+    dealtVersion = reader.healthVersion();
     balance.rebalance([...queues].map(([donor, q]) => [donor, q.length]));
     // A donor whose workers ran out of work gets them back for its new share.
     for (const [donor, q] of queues) if (q.length > 0) start(donor, q, active.get(donor) ?? 0);
@@ -58,7 +61,11 @@ export async function readUnordered(
     try {
       while (queue.length > 0 && failure === undefined) {
         await balance.turn(donor);
-        if (donor && reader.health(donor) !== dealtAt.get(donor)) redeal();
+        if (
+          (donor && reader.health(donor) !== dealtAt.get(donor)) ||
+          reader.healthVersion() !== dealtVersion
+        )
+          redeal();
         if (failure !== undefined || queue.length === 0) return;
         const index = queue.shift()!;
         balance.issued(donor);

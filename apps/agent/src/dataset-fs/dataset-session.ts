@@ -135,8 +135,8 @@ export class DatasetSession {
   }
 
   private newReader(map: DatasetMap): DatasetReader {
-    // A donor dropped for stalling stays dropped for the rest of the session, across refreshes.
-    const dropped = this.reader?.droppedDonors() ?? [];
+    // A donor left out for stalling stays out across a refresh (for a first drop's time).
+    const dropped = this.reader?.droppedNow() ?? [];
     // Hashes fetched for one map stay good for the next: a ready dataset's hashes never change.
     this.mapHashes ??= mapHashesOf(this.deps.manager, map);
     return new DatasetReader(map, {
@@ -152,7 +152,9 @@ export class DatasetSession {
       },
       onBadCopy: (donor, morsel) => this.badCopies.push({ donor, morsel }),
       onDonorDropped: (donor, error) => {
-        this.deps.log?.(`donor ${donor} dropped for the rest of the read: ${error.message}`);
+        this.deps.log?.(
+          `donor ${donor} stalled; left out of reads while it does: ${error.message}`,
+        );
       },
     });
   }

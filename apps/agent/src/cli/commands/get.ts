@@ -52,7 +52,7 @@ export function registerGet(program: Command): void {
               console.error(`\nwarning: donor ${donor}: ${err.message} (retrying elsewhere)`),
             onDonorDropped: (donor, err) =>
               console.error(
-                `\nwarning: donor ${donor} dropped for the rest of the read: ${err.message}`,
+                `\nwarning: donor ${donor} stalled; left out of the read while it does: ${err.message}`,
               ),
           });
           bar?.update(summary.bytes, undefined, true);
