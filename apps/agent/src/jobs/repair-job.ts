@@ -17,6 +17,7 @@ import type { ManagerClient } from '../manager-client.js';
 import type { MorselStore } from '../store/store.js';
 import { forEachBounded } from './bounded-tasks.js';
 import { jobOfKind } from './job-of-kind.js';
+import { LaneBuffers } from './lane-buffers.js';
 import type { JobHandler } from './job-runner.js';
 import { ProgressReporter } from './progress-reporter.js';
 
@@ -145,13 +146,11 @@ export function repairJobHandler(deps: RepairDeps): JobHandler {
       const items = p.units.flatMap((u) => u.morsels.map((m) => ({ unitId: u.unitId, m })));
       let lastStored = started;
       const inFlight = Math.max(2, Math.floor(FETCH_IN_FLIGHT_BYTES / p.morselSize));
-      // One morsel buffer per lane, reused: a fresh 1 MiB buffer per morsel is garbage the
-      // collector only reclaims once V8's external-memory limit (64 MiB) trips, which left
-      // receiving donors tens of MB above their working set during the repair benchmark.
-      const slots: Buffer[] = [];
+      // One morsel buffer per lane, reused (see LaneBuffers for why).
+      const slots = new LaneBuffers(p.morselSize);
       await forEachBounded(items, inFlight, async ({ unitId, m }, lane) => {
         if (commitFailed) throw commitFailed.error;
-        await fetchVerified(m, (slots[lane] ??= Buffer.allocUnsafeSlow(p.morselSize)));
+        await fetchVerified(m, slots.of(lane));
         lastStored = performance.now();
         reporter.add(m.length);
         const remaining = left.get(unitId)! - 1;
