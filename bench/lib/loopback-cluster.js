@@ -108,17 +108,3 @@ function agentPids(home) {
   }
   return pids;
 }
-
-/**
- * Resident memory of a process in bytes (0 once it is gone).
- *
- * @param {number} pid
- */
-export function rssBytes(pid) {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}

@@ -2,6 +2,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { spawnLogged, stop, waitForPort } from './processes.js';
 
+/** Longest wait for nginx to accept connections (milliseconds). */
+const NGINX_START_TIMEOUT_MS = 60_000;
+
 /**
  * @typedef {object} NginxServer
  * @property {string} base URL prefix, e.g. http://10.77.1.1:8080
@@ -72,7 +75,8 @@ export async function startNginx(host, opts) {
   await waitForPort(host, host.ip, port, {
     what: `nginx on ${host.name}`,
     logPath,
-    timeoutMs: 10000,
+    // 10 s was too short on a shared machine: at load 29 nginx took longer to listen.
+    timeoutMs: NGINX_START_TIMEOUT_MS,
   });
   const base = `http://${host.ip}:${port}`;
   return { base, url: (name) => `${base}/${name}`, logPath, stop: () => stop(proc) };

@@ -120,6 +120,12 @@ export async function stop(proc, graceMs = 3000) {
 }
 
 /**
+ * Longest one connection probe may take (milliseconds). 2 s timed out every probe of a bench
+ * at load 30 on 2 cores (bash killed before it connected), so nginx never counted as up.
+ */
+const PROBE_TIMEOUT_MS = 10_000;
+
+/**
  * Wait until something accepts TCP connections on `ip:port`, probed from inside `host`'s
  * namespace (bash's /dev/tcp, so no extra tools). Rejects after `timeoutMs`.
  *
@@ -135,7 +141,7 @@ export async function waitForPort(host, ip, port, opts = {}) {
   for (;;) {
     const probe = await exec(host, 'bash', ['-c', `exec 3<>/dev/tcp/${ip}/${port}`], {
       allowFail: true,
-      timeoutMs: 2000,
+      timeoutMs: PROBE_TIMEOUT_MS,
     });
     if (probe.code === 0) return;
     if (Date.now() > deadline) {

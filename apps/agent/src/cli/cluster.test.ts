@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AgentView, LoginResponse } from '@freeloader/protocol';
 import { ManagerClient } from '../manager-client.js';
+import { AGENT_NODE_FLAGS } from './agent-node-flags.js';
 import {
   exited,
   freePort,
@@ -96,6 +97,9 @@ describe('freeloader cluster', { timeout: 180_000 }, () => {
     for (const pid of agentPids) {
       const env = (await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0');
       expect(env).toContain('FREELOADER_IGNORE_LOAD=1');
+      // Started with the donor's V8 limits (new space capped: docs/memory.md).
+      const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+      for (const flag of AGENT_NODE_FLAGS) expect(argv).toContain(flag);
     }
 
     process.kill(-cluster.pid!, 'SIGINT');

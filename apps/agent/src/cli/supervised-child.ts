@@ -23,8 +23,10 @@ export class SupervisedChild {
     readonly name: string,
     args: readonly string[],
     env: NodeJS.ProcessEnv = {},
+    /** Options for node itself (before the entry point), e.g. V8 heap limits. */
+    nodeFlags: readonly string[] = [],
   ) {
-    this.child = spawn(process.execPath, [CLI_ENTRY, ...args], {
+    this.child = spawn(process.execPath, [...nodeFlags, CLI_ENTRY, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...env },
       detached: true,

@@ -17,6 +17,7 @@ import type { ManagerClient } from '../manager-client.js';
 import type { MorselStore } from '../store/store.js';
 import { forEachBounded } from './bounded-tasks.js';
 import { jobOfKind } from './job-of-kind.js';
+import { LaneBuffers } from './lane-buffers.js';
 import type { JobHandler } from './job-runner.js';
 import { ProgressReporter } from './progress-reporter.js';
 
@@ -81,7 +82,7 @@ export function repairJobHandler(deps: RepairDeps): JobHandler {
       if (key) sealMorsel(key, p.datasetId, m.index, data);
       return data;
     };
-    const fetchVerified = async (m: RepairMorsel): Promise<void> => {
+    const fetchVerified = async (m: RepairMorsel, slot: Buffer): Promise<void> => {
       const wait = bucket.reserve(m.length);
       if (wait > 0) await sleep(wait, undefined, { signal: ctx.signal });
       await deps.admit?.(m.length, 'in', ctx.signal);
@@ -89,7 +90,14 @@ export function repairJobHandler(deps: RepairDeps): JobHandler {
       let lastError: unknown;
       for (const url of m.donors) {
         try {
-          const data = await pools.getMorsel(url, p.datasetId, m.index, m.length, p.readCapability);
+          const data = await pools.getMorsel(
+            url,
+            p.datasetId,
+            m.index,
+            m.length,
+            p.readCapability,
+            slot,
+          );
           await deps.store.put(p.datasetId, m.index, data, m.sha256);
           return;
         } catch (e) {
@@ -138,9 +146,11 @@ export function repairJobHandler(deps: RepairDeps): JobHandler {
       const items = p.units.flatMap((u) => u.morsels.map((m) => ({ unitId: u.unitId, m })));
       let lastStored = started;
       const inFlight = Math.max(2, Math.floor(FETCH_IN_FLIGHT_BYTES / p.morselSize));
-      await forEachBounded(items, inFlight, async ({ unitId, m }) => {
+      // One morsel buffer per lane, reused (see LaneBuffers for why).
+      const slots = new LaneBuffers(p.morselSize);
+      await forEachBounded(items, inFlight, async ({ unitId, m }, lane) => {
         if (commitFailed) throw commitFailed.error;
-        await fetchVerified(m);
+        await fetchVerified(m, slots.of(lane));
         lastStored = performance.now();
         reporter.add(m.length);
         const remaining = left.get(unitId)! - 1;

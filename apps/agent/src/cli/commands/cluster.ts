@@ -9,6 +9,7 @@ import { ManagerClient } from '../../manager-client.js';
 import { requireManagerInstalled } from '../manager-package.js';
 import { adminPasswordPath, freeloaderHome } from '../paths.js';
 import { runUntilSignal } from '../run-until-signal.js';
+import { AGENT_NODE_FLAGS } from '../agent-node-flags.js';
 import { SupervisedChild } from '../supervised-child.js';
 import { demoSourceEnv } from './demo-sources.js';
 
@@ -170,12 +171,17 @@ class LocalCluster {
       ];
       // The token goes by environment: a command line is visible to every user of the machine.
       this.agents.push(
-        new SupervisedChild(name, args, {
-          LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-          ...agentGovernorEnv(this.opts.governor),
-          ...demoSourceEnv(),
-          ...(token ? { FREELOADER_JOIN_TOKEN: token } : {}),
-        }),
+        new SupervisedChild(
+          name,
+          args,
+          {
+            LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+            ...agentGovernorEnv(this.opts.governor),
+            ...demoSourceEnv(),
+            ...(token ? { FREELOADER_JOIN_TOKEN: token } : {}),
+          },
+          AGENT_NODE_FLAGS,
+        ),
       );
     }
   }
