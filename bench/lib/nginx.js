@@ -72,7 +72,7 @@ export async function startNginx(host, opts) {
   await waitForPort(host, host.ip, port, {
     what: `nginx on ${host.name}`,
     logPath,
-    timeoutMs: 10000,
+    timeoutMs: 60000,
   });
   const base = `http://${host.ip}:${port}`;
   return { base, url: (name) => `${base}/${name}`, logPath, stop: () => stop(proc) };

@@ -135,7 +135,9 @@ export async function waitForPort(host, ip, port, opts = {}) {
   for (;;) {
     const probe = await exec(host, 'bash', ['-c', `exec 3<>/dev/tcp/${ip}/${port}`], {
       allowFail: true,
-      timeoutMs: 2000,
+      // At load 25–35 a probe's bash took over 2 s to start: with a 2 s limit every probe was
+      // killed and a listening nginx was reported "not listening" (5 runs in a row, 27 Nov).
+      timeoutMs: 15000,
     });
     if (probe.code === 0) return;
     if (Date.now() > deadline) {
