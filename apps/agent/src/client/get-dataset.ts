@@ -5,7 +5,6 @@ import type { ManagerClient } from '../manager-client.js';
 import { DatasetReader, type DonorRate } from './dataset-reader.js';
 import { fetchMap, mapHashesOf } from './fetch-map.js';
 import { HashPool } from './hash-pool.js';
-import { hashThreadsFor } from './hash-threads.js';
 import { reportBadCopies, reportReadOutcome, type BadCopy } from './report-rates.js';
 import { sourceFallback } from './source-fallback.js';
 import { readUnordered } from './unordered-read.js';
@@ -55,8 +54,8 @@ export interface GetSummary {
 
 /** Read a whole dataset from its donors, verified, into `sink`. */
 export async function getDataset(opts: GetOptions): Promise<GetSummary> {
-  // No hash worker until the map says whether the read needs one (hashThreadsFor).
-  const hashes = new HashPool(0);
+  // Hash workers boot (a V8 isolate each, ~0.1–0.4 s on a busy machine) while the map arrives.
+  const hashes = new HashPool();
   let map: DatasetMap;
   try {
     map = await fetchMap(opts.manager, opts.dataset);
@@ -65,8 +64,6 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
     throw e;
   }
   opts.onMap?.(map);
-  // Until a worker has booted, morsels are checked inline: no read waits for one.
-  hashes.ensureWorkers(hashThreadsFor(map));
   const fallback = sourceFallback(map);
   let donorFailures = 0;
   const failed: { donor: string; error: string }[] = [];

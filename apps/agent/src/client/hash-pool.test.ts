@@ -28,25 +28,6 @@ describe('HashPool', () => {
     await pool.close();
   });
 
-  it('shares memory it already knows with workers started later', async () => {
-    const pool = new HashPool(1);
-    const internals = pool as unknown as { ready: unknown[]; workers: unknown[] };
-    const booted = (n: number) => async () => internals.ready.length >= n || undefined;
-    await waitFor('a ready worker', booted(1), 60_000, 20);
-    const slab = { memory: new SharedArrayBuffer(64) };
-    Buffer.from(slab.memory).fill(7);
-    const want = sha256(Buffer.alloc(64, 7));
-    expect(await pool.hashSlot(slab, 0, 64)).toBe(want); // the first worker learns the slab
-    pool.ensureWorkers(2);
-    pool.ensureWorkers(2); // already there: no third worker
-    expect(internals.workers).toHaveLength(2);
-    await waitFor('two ready workers', booted(2), 60_000, 20);
-    // Turns alternate: one of these goes to the worker started after the slab was shared.
-    const got = await Promise.all([0, 1, 2].map(() => pool.hashSlot(slab, 0, 64)));
-    expect(got).toEqual([want, want, want]);
-    await pool.close();
-  });
-
   it('forgets shared memory, and shares it again if asked to hash it later', async () => {
     const pool = new HashPool(1);
     const one = { memory: new SharedArrayBuffer(64) };

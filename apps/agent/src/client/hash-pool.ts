@@ -73,17 +73,8 @@ export class HashPool {
   private nextId = 0;
   private turn = 0;
 
-  constructor(threads = defaultHashThreads()) {
-    this.ensureWorkers(threads);
-  }
-
-  /**
-   * Start workers until there are `threads` (a pool made with none opens and hashes inline until
-   * then): a reader decides once it has seen its map (see `hashThreadsFor`). Memory shared with
-   * the workers so far is shared with the new ones too.
-   */
-  ensureWorkers(threads: number): void {
-    while (this.workers.length < threads) this.spawn();
+  constructor(threads = Math.min(2, Math.max(0, availableParallelism() - 1))) {
+    for (let i = 0; i < threads; i++) this.spawn();
   }
 
   /** Hash `length` bytes of a slab at `offset`. */
@@ -185,8 +176,6 @@ export class HashPool {
     w.on('error', lost);
     w.on('exit', lost);
     w.unref();
-    for (const [slab, id] of this.slabIds)
-      w.postMessage({ kind: 'slab', slab: id, memory: slab.memory });
     this.workers.push(w);
   }
 
@@ -208,11 +197,6 @@ export class HashPool {
       else w.unref();
     }
   }
-}
-
-/** Workers a pool starts by default: a core for the network thread, at most two for hashing. */
-export function defaultHashThreads(): number {
-  return Math.min(2, Math.max(0, availableParallelism() - 1));
 }
 
 /**
