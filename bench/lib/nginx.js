@@ -72,6 +72,7 @@ export async function startNginx(host, opts) {
   await waitForPort(host, host.ip, port, {
     what: `nginx on ${host.name}`,
     logPath,
+    // Several probes of up to 15 s each (see waitForPort) must fit: 10 s did not at load 30.
     timeoutMs: 60000,
   });
   const base = `http://${host.ip}:${port}`;
