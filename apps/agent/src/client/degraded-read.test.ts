@@ -17,7 +17,8 @@ let c: DataCluster;
 beforeAll(async () => {
   k = await startDegradedCluster(4);
   c = k.c;
-}, 180_000);
+  // An upper bound: at load average 30 on 2 cores starting this cluster took over 180 s.
+}, 300_000);
 
 afterAll(() => k?.close());
 
