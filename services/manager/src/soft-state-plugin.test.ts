@@ -2,11 +2,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FreeLoaderEvent } from '@freeloader/protocol';
 import { startHarness, type Harness } from './test/harness.js';
 
+/** Silence after which the agent is stale here (ms). */
+const STALE_AFTER_MS = 1_000;
+/** How long it then stays stale before it is dead (ms): longer than a process stall under load. */
+const STALE_WINDOW_MS = 5_000;
+/** Upper bound of a wait (ms), not a target: every wait ends as soon as its condition holds. */
+const WAIT_BOUND_MS = 60_000;
+
 let h: Harness;
 beforeAll(async () => {
-  // Real timers and the real clock, with windows short enough to watch.
+  // Real timers and the real clock, with windows short enough to watch. The stale window
+  // (dead minus stale) must outlast the longest stall of this process: a sweep must land in it
+  // or the agent goes from live straight to dead. 400 ms (stale 300, dead 700) is less than a
+  // busy 2-core machine (load 10+) can stall a process; 5 s is not.
   h = await startHarness(
-    { staleAfterMs: 300, deadAfterMs: 700, softStateFlushMs: 50 },
+    {
+      staleAfterMs: STALE_AFTER_MS,
+      deadAfterMs: STALE_AFTER_MS + STALE_WINDOW_MS,
+      softStateFlushMs: 50,
+    },
     { timers: true },
   );
 });
@@ -16,7 +30,7 @@ afterAll(async () => {
 
 async function waitFor<T>(
   probe: () => Promise<T | undefined> | T | undefined,
-  ms = 3_000,
+  ms = WAIT_BOUND_MS,
 ): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {

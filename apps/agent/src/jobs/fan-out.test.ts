@@ -18,6 +18,8 @@ import { sha256Hex, startDataCluster, type DataCluster } from '../test/data-clus
 // Issue 15's fan-out, on real agents and real PostgreSQL: an n=2 import fetches copy 0 from the
 // source and copy 1 donor to donor, so the source serves the dataset about once (not twice),
 // and a copy 1 whose donor-side bytes are bad is refused (hash check) and taken from the source.
+/** Source rate per connection while a test sets up (bytes/s): no 1 MiB morsel completes. */
+const HELD_SOURCE_BPS = 8 * 1024;
 let c: DataCluster;
 const servers: TestServer[] = [];
 
@@ -74,6 +76,10 @@ describe('import fan-out (n = 2)', () => {
     const size = 8 * MiB;
     const morsels = Array.from({ length: 8 }, (_, m) => m);
     const src = await source(size, 62);
+    // The source trickles until the donor is frozen: otherwise, on a busy machine, the donors
+    // could store copy 0 and the frozen one fan out a good copy 1 (fannedOut > 0) before the test
+    // gets from the import's answer to the SIGSTOP.
+    src.set({ bytesPerSecond: HELD_SOURCE_BPS });
     const res = await c.tm.admin.request<ImportResponse>('POST', '/datasets', {
       uri: src.url,
       name: 'fan/verified.bin',
@@ -94,6 +100,7 @@ describe('import fan-out (n = 2)', () => {
     const others = c.agents.filter((a) => a !== frozen);
     expect(copy1(frozen.agentId).length).toBeGreaterThan(0);
     frozen.child.kill('SIGSTOP');
+    src.set({ bytesPerSecond: undefined });
     try {
       for (const other of others) {
         const primaries = heldBy(other.agentId).filter((m) => primaryOf(m) === other.agentId);

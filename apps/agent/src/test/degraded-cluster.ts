@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import type { DatasetMap } from '@freeloader/protocol';
 import { startTestServer, type TestServer } from '@freeloader/sources/testing';
 import type { GetSummary } from '../client/get-dataset.js';
 import { waitForAgentState, type SpawnedAgent } from './cluster-harness.js';
@@ -18,6 +19,12 @@ export interface DegradedCluster {
    * An in-order `get` of `id` during which `victim` is frozen (SIGSTOP) once `at` morsels have
    * arrived; thawed afterwards. Fails the test if the read ended before the freeze.
    */
+  /**
+   * The donor an in-order read of `id` prefers (highest predicted rate in the map; the first
+   * donor when no rate is known): with two copies, a slower donor's morsels are read from its
+   * twin, so freezing it would go unnoticed.
+   */
+  preferredDonor(id: string): Promise<SpawnedAgent>;
   getFreezing(
     id: string,
     victim: SpawnedAgent,
@@ -38,18 +45,25 @@ export async function startDegradedCluster(donors: number): Promise<DegradedClus
   // alone take 64 MiB on each of three donors; a full donor would get no copy of the next one.
   const c = await startDataCluster(donors, '160MiB');
   const servers: TestServer[] = [];
+  const running = (): SpawnedAgent[] =>
+    c.agents.filter((a) => a.child.exitCode === null && a.child.signalCode === null);
   return {
     c,
     async importDataset(name, size, seed, width) {
-      const running = c.agents.filter(
-        (a) => a.child.exitCode === null && a.child.signalCode === null,
-      );
-      await Promise.all(running.map((a) => waitForAgentState(c.tm, a.agentId, 'live')));
+      await Promise.all(running().map((a) => waitForAgentState(c.tm, a.agentId, 'live')));
       const src = await startTestServer({ size, seed });
       servers.push(src);
-      const d = await c.importAndWait({ uri: src.url, name, width });
+      // Round-robin: every donor holds its share, so the one a test freezes or kills serves part
+      // of the read. The default (predictive once the manager has delivery rates, i.e. after the
+      // file's first read) can give a donor measured slow under load no morsel at all.
+      const d = await c.importAndWait({ uri: src.url, name, width, policy: 'round-robin' });
       expect(d.state).toBe('ready');
       return { src, id: d.id };
+    },
+    async preferredDonor(id) {
+      const map = await c.tm.admin.request<DatasetMap>('GET', `/datasets/${id}/map`);
+      const rate = (agentId: string): number => map.donors.find((d) => d.id === agentId)?.rate ?? 0;
+      return running().sort((a, b) => rate(b.agentId) - rate(a.agentId))[0]!;
     },
     async getFreezing(id, victim, at = 4) {
       let frozen = false;
