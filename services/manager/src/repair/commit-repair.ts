@@ -4,14 +4,14 @@ import { reassign } from '../placement/move-extents.js';
 import { lockDatasetState } from '../repositories/datasets.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { getPlacement, setPlacement } from '../repositories/placement.js';
-import { moveLedger, relocateJobRow } from '../repositories/relocations.js';
+import { lockAgentRows, releaseCommitted, relocateJobRow } from '../repositories/relocations.js';
+import { deleteFaultsOfRuns } from '../repositories/repair-faults.js';
+import { commitReservations } from '../repositories/repair-reservations.js';
 import {
-  commitReservationOf,
-  deleteFaults,
-  finishRepairUnit,
-  lockRepairUnit,
+  finishRepairUnits,
+  lockRepairUnits,
   type RepairUnitRow,
-} from '../repositories/repairs.js';
+} from '../repositories/repair-units.js';
 import type { RepairDeps } from './repair-deps.js';
 
 /**
@@ -37,35 +37,43 @@ export async function commitRepairUnits(
     if ((await lockDatasetState(tx, datasetId)) !== 'ready') {
       throw new FreeLoaderError('CONFLICT', `dataset ${datasetId} is no longer ready`);
     }
-    const units: RepairUnitRow[] = [];
-    for (const id of [...new Set(unitIds)].sort()) {
-      const unit = await lockRepairUnit(tx, id);
-      if (!unit) continue;
+    // Set-based: a constant number of statements per batch (plus one per replaced donor), not
+    // about ten per unit; the transaction still applies each unit whole or not at all.
+    const units = await lockRepairUnits(tx, [...new Set(unitIds)]);
+    for (const unit of units) {
       if (unit.jobId !== jobId || unit.to !== agentId || unit.state !== 'running') {
-        throw new FreeLoaderError('CONFLICT', `repair unit ${id} is not this job's`);
+        throw new FreeLoaderError('CONFLICT', `repair unit ${unit.id} is not this job's`);
       }
-      units.push(unit);
     }
-    let extents = await getPlacement(tx, datasetId);
+    if (units.length === 0) return { units: 0, datasetId, morsels: 0, bytes: 0 };
+    const replaced = new Map<string, number>();
     const surplus = new Map<string, number[]>();
     for (const unit of units) {
-      extents = placeUnit(extents, unit, agentId);
-      if (unit.from) {
-        await moveLedger(tx, datasetId, {
-          from: unit.from,
-          reservations: unit.reservationId ? { [agentId]: unit.reservationId } : {},
-          bytesPerTarget: { [agentId]: unit.bytes },
-        });
-        if (unit.reason !== 'leaving' && unit.reason !== 'revoked') {
-          surplus.set(unit.from, [...(surplus.get(unit.from) ?? []), ...unit.morsels]);
-        }
-      } else if (unit.reservationId) {
-        await commitReservationOf(tx, unit.reservationId, agentId);
+      if (!unit.from) continue;
+      // As a ledger move: the replaced donor gives up what the destination's reservation took.
+      if (unit.reservationId) replaced.set(unit.from, (replaced.get(unit.from) ?? 0) + unit.bytes);
+      if (unit.reason !== 'leaving' && unit.reason !== 'revoked') {
+        surplus.set(unit.from, [...(surplus.get(unit.from) ?? []), ...unit.morsels]);
       }
-      await deleteFaults(tx, datasetId, unit.copy, unit.morsels);
-      await finishRepairUnit(tx, unit, agentId);
     }
-    if (units.length > 0) await setPlacement(tx, datasetId, extents);
+    // Agent rows locked first, in id order, as reservations and relocations lock them.
+    await lockAgentRows(tx, [agentId, ...replaced.keys()]);
+    await commitReservations(
+      tx,
+      agentId,
+      units.flatMap((u) => (u.reservationId ? [u.reservationId] : [])),
+    );
+    for (const [from, bytes] of replaced) await releaseCommitted(tx, datasetId, from, bytes);
+    await deleteFaultsOfRuns(tx, datasetId, units);
+    await finishRepairUnits(tx, units, agentId);
+    await setPlacement(
+      tx,
+      datasetId,
+      units.reduce(
+        (extents, unit) => placeUnit(extents, unit, agentId),
+        await getPlacement(tx, datasetId),
+      ),
+    );
     for (const [from, morsels] of surplus) {
       await enqueueJob(tx, {
         kind: 'delete',

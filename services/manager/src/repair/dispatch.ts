@@ -16,15 +16,11 @@ import { byDanger, type Departure } from '../placement/repair-work.js';
 import { pickRepairDestination } from '../placement/repair-destination.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { getHashes, getPlacement } from '../repositories/placement.js';
-import {
-  markUnitsRunning,
-  pendingDeletes,
-  repairTransfers,
-  runningRepairJobs,
-  type FailureMarks,
-  type RepairableDataset,
-  type RepairUnitRow,
-} from '../repositories/repairs.js';
+import type { FailureMarks } from '../repositories/failure-marks.js';
+import { pendingDeletes, repairTransfers, runningRepairJobs } from '../repositories/repair-jobs.js';
+import { reserveRepairUnits } from '../repositories/repair-reservations.js';
+import { markUnitsRunning, type RepairUnitRow } from '../repositories/repair-units.js';
+import type { RepairableDataset } from '../repositories/repairable-datasets.js';
 import type { RepairDeps } from './repair-deps.js';
 
 /** Lifetime of a repair job's destination reservations and read capability (seconds). */
@@ -42,7 +38,7 @@ export interface DispatchView {
 interface Group {
   to: string;
   dataset: RepairableDataset;
-  units: Array<{ unit: RepairUnitRow; morsels: RepairMorsel[]; reservationId: string }>;
+  units: Array<{ unit: RepairUnitRow; morsels: RepairMorsel[] }>;
   sources: Set<string>;
   seeds: boolean;
   bytes: number;
@@ -130,22 +126,11 @@ export async function dispatchRepairs(
     // sender with only itself free (three donors: A→B, B→A, and C waits a whole job).
     const to = group?.to ?? pick(sending) ?? pick([]);
     if (!to) continue;
-    let reservationId: string;
-    try {
-      const r = await deps.reservationsRepo.reserve({
-        agentId: to,
-        bytes: unit.bytes,
-        datasetId: unit.datasetId,
-        ttlSeconds: REPAIR_TTL_S,
-      });
-      reservationId = r.id;
-    } catch (e) {
-      if (e instanceof FreeLoaderError && (e.code === 'NO_SPACE' || e.code === 'AGENT_NOT_FOUND'))
-        continue;
-      throw e;
-    }
+    // Room is checked here against the tick's free space and reserved once per job, with the
+    // job (queueGroup); a reservation per unit cost a transaction each.
     const target = targets.find((t) => t.id === to);
-    if (target) target.freeBytes -= unit.bytes;
+    if (!target || target.freeBytes < unit.bytes) continue;
+    target.freeBytes -= unit.bytes;
     if (!group) {
       group = { to, dataset, units: [], sources: new Set(), seeds: false, bytes: 0 };
       groups.push(group);
@@ -160,7 +145,6 @@ export async function dispatchRepairs(
     group.bytes += unit.bytes;
     group.units.push({
       unit,
-      reservationId,
       morsels: unit.morsels.map((m) => ({
         index: m,
         length: morselLength(dataset.sizeBytes, dataset.morselSize, m),
@@ -206,22 +190,36 @@ async function queueGroup(deps: RepairDeps, g: Group, rate: number): Promise<voi
   // units' job_id foreign-key checks held (FOR KEY SHARE): the agent claimed nothing and waited
   // out its job channel (25 s, JOB_WAIT_MS) for three of the five first jobs of the repair
   // benchmark, which was most of its wall time (3.8 MB/s against the caps' 41).
-  const job = await withTransaction(deps.pg, async (tx) => {
-    const queued = await enqueueJob(tx, {
-      kind: 'repair',
-      datasetId: d.id,
-      agentId: g.to,
-      payload,
-      totalBytes: g.bytes,
+  let job;
+  try {
+    job = await withTransaction(deps.pg, async (tx) => {
+      const reservationIds = await reserveRepairUnits(tx, {
+        agentId: g.to,
+        datasetId: d.id,
+        bytes: g.units.map((u) => u.unit.bytes),
+        ttlSeconds: REPAIR_TTL_S,
+      });
+      const queued = await enqueueJob(tx, {
+        kind: 'repair',
+        datasetId: d.id,
+        agentId: g.to,
+        payload,
+        totalBytes: g.bytes,
+      });
+      await markUnitsRunning(
+        tx,
+        queued.id,
+        g.to,
+        g.units.map((u, i) => ({ id: u.unit.id, reservationId: reservationIds[i]! })),
+      );
+      return queued;
     });
-    await markUnitsRunning(
-      tx,
-      queued.id,
-      g.to,
-      g.units.map((u) => ({ id: u.unit.id, reservationId: u.reservationId })),
-    );
-    return queued;
-  });
+  } catch (e) {
+    // The destination filled or left since the tick read it: its units wait for the next tick.
+    if (e instanceof FreeLoaderError && (e.code === 'NO_SPACE' || e.code === 'AGENT_NOT_FOUND'))
+      return;
+    throw e;
+  }
   deps.log.info(
     { job: job.id, dataset: d.id, to: g.to, units: g.units.length, bytes: g.bytes, rate },
     'repair queued',

@@ -1,5 +1,10 @@
 import { repairAfter, type RepairAfterBasis } from '../placement/repair-after.js';
-import { clearLost, markLost, recentOutages, type FailureMarks } from '../repositories/repairs.js';
+import {
+  clearLost,
+  markLost,
+  recentOutages,
+  type FailureMarks,
+} from '../repositories/failure-marks.js';
 import type { Departure } from '../placement/repair-work.js';
 import type { RepairDeps } from './repair-deps.js';
 

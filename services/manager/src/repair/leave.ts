@@ -1,12 +1,8 @@
 import { FreeLoaderError, type LeaveProgress } from '@freeloader/protocol';
 import { withTransaction } from '../db/pool.js';
-import {
-  leaveState,
-  markLeaving,
-  placedOn,
-  releaseAgent,
-  repairUnits,
-} from '../repositories/repairs.js';
+import { leaveState, placedOn, releaseAgent } from '../repositories/donor-leave.js';
+import { markLeaving } from '../repositories/failure-marks.js';
+import { repairUnits } from '../repositories/repair-units.js';
 import type { RepairDeps } from './repair-deps.js';
 
 /**

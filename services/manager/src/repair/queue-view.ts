@@ -1,5 +1,6 @@
 import type { RepairQueueView } from '@freeloader/protocol';
-import { repairRate, repairUnits, repairedBytesSince } from '../repositories/repairs.js';
+import { repairRate, repairedBytesSince } from '../repositories/repair-log.js';
+import { repairUnits } from '../repositories/repair-units.js';
 import type { FailureClasses } from './failure-classes.js';
 import type { RepairDeps } from './repair-deps.js';
 

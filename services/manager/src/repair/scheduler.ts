@@ -1,20 +1,18 @@
 import type pg from 'pg';
 import { getPlacement } from '../repositories/placement.js';
 import { releaseRepairLock, tryRepairLock } from '../repositories/repair-lock.js';
+import { failureMarks } from '../repositories/failure-marks.js';
+import { deleteFaultsOfRuns, faultsOf } from '../repositories/repair-faults.js';
+import { cancelJobs, unfinishedRepairJobs } from '../repositories/repair-jobs.js';
+import { pruneRepairLog } from '../repositories/repair-log.js';
 import {
-  deleteFaults,
-  failureMarks,
-  faultsOf,
-  pruneRepairLog,
-  repairableDatasets,
   repairUnits,
   requeueOrphanedUnits,
-  cancelJobs,
-  unfinishedRepairJobs,
   syncWaitingUnits,
-  type RepairableDataset,
+  type RepairUnitRow,
   type WantedUnit,
-} from '../repositories/repairs.js';
+} from '../repositories/repair-units.js';
+import { repairableDatasets, type RepairableDataset } from '../repositories/repairable-datasets.js';
 import { repairWorkOf, type Departure } from '../placement/repair-work.js';
 import { dispatchRepairs } from './dispatch.js';
 import { FailureClasses } from './failure-classes.js';
@@ -83,6 +81,7 @@ export class RepairScheduler {
   async tick(): Promise<boolean> {
     if (!(await this.holdLock())) return false;
     const { deps } = this;
+    const started = performance.now();
     const marks = await failureMarks(deps.pg);
     const departing = await this.classes.update(marks);
     const lostOrGone = new Set(marks.filter((m) => m.lost || m.revoked).map((m) => m.id));
@@ -93,9 +92,10 @@ export class RepairScheduler {
       await deps.reservationsRepo.release(reservation).catch(() => undefined);
     }
     const datasets = await repairableDatasets(deps.pg, [...departing.keys()]);
-    await syncWaitingUnits(deps.pg, await this.scan(datasets, departing, readable));
+    const running = (await repairUnits(deps.pg)).filter((u) => u.state === 'running');
+    await syncWaitingUnits(deps.pg, await this.scan(datasets, departing, readable, running));
     const waiting = (await repairUnits(deps.pg)).filter((u) => u.state === 'waiting');
-    await dispatchRepairs(deps, waiting, {
+    const dispatched = await dispatchRepairs(deps, waiting, {
       marks,
       departing,
       readable,
@@ -106,6 +106,11 @@ export class RepairScheduler {
       marks.filter((m) => m.leaving && !m.revoked).map((m) => m.id),
     );
     await pruneRepairLog(deps.pg);
+    // The pass time bounds how soon a freed donor gets its next job: logged to measure it.
+    if (dispatched > 0) {
+      const passMs = Math.round(performance.now() - started);
+      deps.log.info({ passMs, dispatched, waiting: waiting.length }, 'repair pass');
+    }
     return true;
   }
 
@@ -114,8 +119,8 @@ export class RepairScheduler {
     datasets: readonly RepairableDataset[],
     departing: ReadonlyMap<string, Departure>,
     readable: (id: string) => boolean,
+    running: readonly RepairUnitRow[],
   ): Promise<WantedUnit[]> {
-    const running = (await repairUnits(this.deps.pg)).filter((u) => u.state === 'running');
     const wanted: WantedUnit[] = [];
     for (const d of datasets) {
       const faults = await faultsOf(this.deps.pg, d.id);
@@ -129,7 +134,11 @@ export class RepairScheduler {
         readable,
         faults,
       });
-      for (const f of staleFaults) await deleteFaults(this.deps.pg, d.id, f.copy, [f.morsel]);
+      await deleteFaultsOfRuns(
+        this.deps.pg,
+        d.id,
+        staleFaults.map((f) => ({ copy: f.copy, morsels: [f.morsel] })),
+      );
       for (const w of work) {
         const covered = running.some(
           (r) =>

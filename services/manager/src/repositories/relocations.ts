@@ -105,10 +105,7 @@ export interface LedgerMove {
  * Runs on the caller's transaction; returns the bytes moved.
  */
 export async function moveLedger(tx: Queryable, datasetId: string, p: LedgerMove): Promise<number> {
-  const agents = [p.from, ...Object.keys(p.reservations)].sort();
-  await tx.query('SELECT 1 FROM agents WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [
-    agents,
-  ]);
+  await lockAgentRows(tx, [p.from, ...Object.keys(p.reservations)]);
   let moved = 0;
   for (const [to, reservationId] of Object.entries(p.reservations)) {
     // Committed even if it lapsed meanwhile: the bytes are on the target now.
@@ -121,13 +118,28 @@ export async function moveLedger(tx: Queryable, datasetId: string, p: LedgerMove
     await tx.query('UPDATE agents SET used_bytes = used_bytes + $2 WHERE id = $1', [to, bytes]);
     moved += p.bytesPerTarget[to] ?? bytes;
   }
+  await releaseCommitted(tx, datasetId, p.from, moved);
+  return moved;
+}
+
+/**
+ * The giving donor's side of a ledger move: its committed reservations of the dataset shrink by
+ * `bytes` (largest first) and so does its used space. Runs on the caller's transaction, which
+ * has locked the donor's agent row.
+ */
+export async function releaseCommitted(
+  tx: Queryable,
+  datasetId: string,
+  from: string,
+  bytes: number,
+): Promise<void> {
   const { rows: held } = await tx.query<{ id: string; bytes: string }>(
     `SELECT id, bytes FROM reservations
      WHERE agent_id = $1 AND dataset_id = $2 AND state = 'committed'
      ORDER BY bytes DESC FOR UPDATE`,
-    [p.from, datasetId],
+    [from, datasetId],
   );
-  let left = moved;
+  let left = bytes;
   for (const r of held) {
     if (left <= 0) break;
     const take = Math.min(Number(r.bytes), left);
@@ -145,8 +157,14 @@ export async function moveLedger(tx: Queryable, datasetId: string, p: LedgerMove
     left -= take;
   }
   await tx.query('UPDATE agents SET used_bytes = greatest(0, used_bytes - $2) WHERE id = $1', [
-    p.from,
-    moved - left,
+    from,
+    bytes - left,
   ]);
-  return moved;
+}
+
+/** Lock agent rows in id order (as `reserve` does, so ledger writers never deadlock). */
+export async function lockAgentRows(tx: Queryable, ids: readonly string[]): Promise<void> {
+  await tx.query('SELECT 1 FROM agents WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [
+    [...new Set(ids)],
+  ]);
 }

@@ -6,7 +6,7 @@ import { recordCut } from '../repositories/evictions.js';
 import { insertSamples } from '../repositories/history.js';
 import { enqueueJob } from '../repositories/jobs.js';
 import { insertPatchSession } from '../repositories/prefix-patch-sessions.js';
-import { syncWaitingUnits } from '../repositories/repairs.js';
+import { syncWaitingUnits } from '../repositories/repair-units.js';
 import { apiCall } from '../test/api-call.js';
 import { startHarness, type Harness } from '../test/harness.js';
 
