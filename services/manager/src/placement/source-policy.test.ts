@@ -31,11 +31,10 @@ describe('the manager source policy', () => {
     let release: () => void = () => undefined;
     let held: Promise<void> = Promise.resolve();
     const gated: Queryable = {
-      query: (async (...args: Parameters<Queryable['query']>) => {
+      query: ((...args: Parameters<Queryable['query']>) => {
         reads++;
-        await held;
-        return (h.app.pg.query as (...a: unknown[]) => unknown)(...args);
-      }) as Queryable['query'],
+        return held.then(() => (h.app.pg.query as (...a: unknown[]) => unknown)(...args));
+      }) as unknown as Queryable['query'],
     };
     // A TTL of 0: every call after the first finds the setting expired.
     const policy = new ManagerSourcePolicy(gated, { sourceAllow: [] }, 0);
