@@ -21,9 +21,9 @@ interface Entry extends StoredCredential {
  * Agent credentials checked from memory: every agent authenticates every few seconds
  * (heartbeat, job channel), and asking the database each time was one round trip per request.
  * Only SHA-256 digests are kept, as in the database. An entry is read again between half of
- * `ttlMs` and all of it (in the background; it answers meanwhile); a revocation drops it ({@link forget}): at once on this manager, within
- * AGENT_REVOCATION_POLL_MS when made elsewhere. Unknown agents are not cached: a wrong id costs
- * a lookup, as before.
+ * `ttlMs` and all of it (in the background; it answers meanwhile); a revocation drops it
+ * ({@link forget}): at once on this manager, within AGENT_REVOCATION_POLL_MS when made elsewhere.
+ * Unknown agents are not cached: a wrong id costs a lookup, as before.
  *
  * @example
  *   const creds = new AgentCredentialCache((id) => repo.credentialOf(id));

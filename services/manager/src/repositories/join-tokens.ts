@@ -43,7 +43,7 @@ export const SPEND_JOIN_TOKEN = `UPDATE join_tokens SET uses = uses + 1
   WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > now() AND uses < max_uses
   RETURNING id`;
 
-/** The digest a join token is stored under (a whole token, secret::fingerprint, counts by its secret). */
+/** The digest a join token is stored under (of a whole token, secret::fingerprint, its secret). */
 export function joinTokenHash(token: string): Buffer {
   return sha256(parseJoinToken(token).secret);
 }
