@@ -87,7 +87,6 @@ export default {
         // In the steady state an agent sends heartbeats and holds its wait; it claims only when
         // woken (no jobs are queued here), so the heartbeat is the short request to time.
         const short = fleet.latencies.heartbeat ?? [];
-        const errors = Object.values(fleet.errors).reduce((a, b) => a + b, 0);
         const agentSeconds = size * m.wallS;
         const level = {
           agents: size,
@@ -120,32 +119,7 @@ export default {
         };
         levelsOut.push(level);
         ctx.log(JSON.stringify(level));
-        const last = size === sizes[sizes.length - 1];
-        rows.push(
-          {
-            case: `${size} agents: heartbeat p99 latency (ms)`,
-            params: { agents: size, managers, windowSeconds: level.windowSeconds },
-            mbps: level.latencyMs.p99,
-            limitMbps: last ? P99_TARGET_MS : null,
-            targetRatio: last ? 1 : null,
-            lowerIsBetter: true,
-            note: `ms, not MB/s; p50 ${level.latencyMs.p50}, max ${level.latencyMs.max}; errors ${errors}`,
-          },
-          {
-            case: `${size} agents: manager + PostgreSQL CPU per agent-second (ms)`,
-            params: { agents: size },
-            mbps: level.cpuMsPerAgentSecond,
-            limitMbps: null,
-            note: `CPU ms; manager ${level.cpuShareOfOneCore.manager}, PostgreSQL ${level.cpuShareOfOneCore.postgres}, load generator ${level.cpuShareOfOneCore.loadGenerator} of one core`,
-          },
-          {
-            case: `${size} agents: enrollment (agents/s)`,
-            params: { agents: added.length },
-            mbps: level.enrollPerSecond,
-            limitMbps: null,
-            note: 'agents/s, not MB/s: parallel enrollment with multi-use join tokens',
-          },
-        );
+        rows.push(...levelRows(level, size === sizes[sizes.length - 1]));
       }
     } finally {
       await fleet.stop();
@@ -196,6 +170,45 @@ async function measureWindow(fleet, mgr, windowS) {
     pgMemMax,
     selfMemMax,
   };
+}
+
+/**
+ * The report's rows for one fleet size; the largest carries the p99 target.
+ *
+ * @param {{ agents: number, managers: number, windowSeconds: number, enrollPerSecond: number,
+ *   latencyMs: { p50: number, p99: number, max: number }, errors: Record<string, number>,
+ *   cpuShareOfOneCore: { manager: number, postgres: number, loadGenerator: number },
+ *   cpuMsPerAgentSecond: number }} level
+ * @param {boolean} last
+ */
+export function levelRows(level, last) {
+  const size = level.agents;
+  const errors = Object.values(level.errors).reduce((a, b) => a + b, 0);
+  return [
+    {
+      case: `${size} agents: heartbeat p99 latency (ms)`,
+      params: { agents: size, managers: level.managers, windowSeconds: level.windowSeconds },
+      mbps: level.latencyMs.p99,
+      limitMbps: last ? P99_TARGET_MS : null,
+      targetRatio: last ? 1 : null,
+      lowerIsBetter: true,
+      note: `ms, not MB/s; p50 ${level.latencyMs.p50}, max ${level.latencyMs.max}; errors ${errors}`,
+    },
+    {
+      case: `${size} agents: manager + PostgreSQL CPU per agent-second (ms)`,
+      params: { agents: size },
+      mbps: level.cpuMsPerAgentSecond,
+      limitMbps: null,
+      note: `CPU ms; manager ${level.cpuShareOfOneCore.manager}, PostgreSQL ${level.cpuShareOfOneCore.postgres}, load generator ${level.cpuShareOfOneCore.loadGenerator} of one core`,
+    },
+    {
+      case: `${size} agents: enrollment (agents/s)`,
+      params: { agents: size },
+      mbps: level.enrollPerSecond,
+      limitMbps: null,
+      note: 'agents/s, not MB/s: parallel enrollment with multi-use join tokens',
+    },
+  ];
 }
 
 /** @param {number} x @param {number} [digits] */

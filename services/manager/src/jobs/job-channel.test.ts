@@ -180,6 +180,32 @@ describe('agent credentials on the heartbeat path', () => {
     expect(lookups).toBe(0);
   });
 
+  it('answers from an expired entry while it is read again in the background', async () => {
+    const agent = await h.enroll();
+    let lookups = 0;
+    let held: Promise<void> = Promise.resolve();
+    let release: () => void = () => undefined;
+    // A TTL of 0: the entry is expired at every verify after the first.
+    const cache = new AgentCredentialCache(async (id) => {
+      lookups++;
+      await held;
+      return h.app.agentsRepo.credentialOf(id);
+    }, 0);
+    expect(await cache.verify(agent.agentId, agent.credential)).toEqual({ revoked: false });
+    held = new Promise((r) => (release = r));
+    // The database read is held: these answer from memory, and share one read.
+    for (let i = 0; i < 3; i++) {
+      expect(await cache.verify(agent.agentId, agent.credential)).toEqual({ revoked: false });
+    }
+    expect(await cache.verify(agent.agentId, 'wrong')).toBeNull();
+    expect(lookups).toBe(2);
+    // A revocation still waits for the database.
+    cache.forget(agent.agentId);
+    release();
+    expect(await cache.verify(agent.agentId, agent.credential)).toEqual({ revoked: false });
+    expect(lookups).toBe(3);
+  });
+
   it('refuses a wrong credential for an agent whose right one is cached', async () => {
     const agent = await h.enroll();
     expect((await heartbeat(agent.auth)).statusCode).toBe(200);

@@ -25,4 +25,25 @@ describe('the manager source policy', () => {
     expect(reads).toBe(1);
     expect(answers.every((p) => p === policy.policy)).toBe(true);
   });
+
+  it('answers from memory while an expired setting is read again', async () => {
+    let reads = 0;
+    let release: () => void = () => undefined;
+    let held: Promise<void> = Promise.resolve();
+    const gated: Queryable = {
+      query: ((...args: Parameters<Queryable['query']>) => {
+        reads++;
+        return held.then(() => (h.app.pg.query as (...a: unknown[]) => unknown)(...args));
+      }) as unknown as Queryable['query'],
+    };
+    // A TTL of 0: every call after the first finds the setting expired.
+    const policy = new ManagerSourcePolicy(gated, { sourceAllow: [] }, 0);
+    await policy.current();
+    held = new Promise((r) => (release = r));
+    // The database read is held; heartbeats do not wait for it.
+    const answers = await Promise.all(Array.from({ length: 5 }, () => policy.current()));
+    expect(answers.every((p) => p === policy.policy)).toBe(true);
+    expect(reads).toBe(2);
+    release();
+  });
 });

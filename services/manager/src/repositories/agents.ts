@@ -2,8 +2,7 @@ import fp from 'fastify-plugin';
 import type pg from 'pg';
 import type { EnrollRequest, Heartbeat } from '@freeloader/protocol';
 import { randomSecret, sha256 } from '../db/stored-secrets.js';
-import { withTransaction } from '../db/pool.js';
-import { consumeJoinToken } from './join-tokens.js';
+import { joinTokenHash, joinTokenRefusal, SPEND_JOIN_TOKEN } from './join-tokens.js';
 
 /** An agent as stored, with the bytes its active reservations hold. */
 export interface AgentRecord {
@@ -95,28 +94,31 @@ export interface SoftStateRow {
 export function createAgentsRepo(pool: pg.Pool) {
   return {
     /**
-     * Spend a join token and register the agent in one transaction. The credential is returned
-     * once; only its SHA-256 is stored.
+     * Spend a join token and register the agent in one statement (atomic: both or neither).
+     * The credential is returned once; only its SHA-256 is stored. One statement, not a
+     * transaction of five (BEGIN, lock, update, insert, COMMIT): 5.98 ms of manager and
+     * PostgreSQL CPU per enrollment on the loaded bench machine (manager-scale), most of it
+     * round trips, and the token's row stayed locked across all of them.
      */
     async enroll(req: EnrollRequest): Promise<{ agentId: string; credential: string }> {
       const credential = randomSecret(32);
-      const agentId = await withTransaction(pool, async (tx) => {
-        const tokenId = await consumeJoinToken(tx, req.token);
-        const { rows } = await tx.query<{ id: string }>(
-          `INSERT INTO agents (name, url, credential_hash, bandwidth_only, quota_bytes,
-                               join_token_id)
-           VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-          [
-            req.name,
-            req.url,
-            sha256(credential),
-            req.bandwidthOnly ?? false,
-            req.quotaBytes,
-            tokenId,
-          ],
-        );
-        return rows[0]!.id;
-      });
+      const tokenHash = joinTokenHash(req.token);
+      const { rows } = await pool.query<{ id: string }>(
+        `WITH spent AS (${SPEND_JOIN_TOKEN})
+         INSERT INTO agents (name, url, credential_hash, bandwidth_only, quota_bytes,
+                             join_token_id)
+         SELECT $2, $3, $4, $5, $6, spent.id FROM spent RETURNING id`,
+        [
+          tokenHash,
+          req.name,
+          req.url,
+          sha256(credential),
+          req.bandwidthOnly ?? false,
+          req.quotaBytes,
+        ],
+      );
+      const agentId = rows[0]?.id;
+      if (!agentId) throw await joinTokenRefusal(pool, tokenHash);
       return { agentId, credential };
     },
 

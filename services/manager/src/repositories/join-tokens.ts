@@ -34,27 +34,37 @@ const toView = (r: TokenRow): JoinTokenView => ({
 });
 
 /**
- * Spend one use of a join token inside the caller's transaction (the row is locked, so racing
- * enrollments cannot overspend it). Returns the token's id; throws JOIN_TOKEN_INVALID,
- * JOIN_TOKEN_EXPIRED or JOIN_TOKEN_USED.
+ * SQL spending one use of the join token whose SHA-256 is `$1`, for a `WITH spent AS (...)`:
+ * one row (its id) when the token is known, unrevoked, unexpired and has a use left, else none.
+ * Racing enrollments cannot overspend it: an UPDATE that waited for another's row lock checks
+ * `uses < max_uses` again on the row that one committed.
  */
-export async function consumeJoinToken(tx: Queryable, token: string): Promise<string> {
-  const { rows } = await tx.query<TokenRow & { expired: boolean }>(
-    `SELECT ${COLUMNS}, expires_at <= now() AS expired FROM join_tokens
-     WHERE token_hash = $1 FOR UPDATE`,
-    // A whole token (secret::fingerprint) is accepted too: only the secret is checked.
-    [sha256(parseJoinToken(token).secret)],
+export const SPEND_JOIN_TOKEN = `UPDATE join_tokens SET uses = uses + 1
+  WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > now() AND uses < max_uses
+  RETURNING id`;
+
+/** The digest a join token is stored under (of a whole token, secret::fingerprint, its secret). */
+export function joinTokenHash(token: string): Buffer {
+  return sha256(parseJoinToken(token).secret);
+}
+
+/**
+ * Why {@link SPEND_JOIN_TOKEN} spent nothing: JOIN_TOKEN_INVALID (unknown or revoked),
+ * JOIN_TOKEN_EXPIRED or JOIN_TOKEN_USED. Asked only after a refusal, so enrollment itself is
+ * one statement.
+ */
+export async function joinTokenRefusal(db: Queryable, tokenHash: Buffer): Promise<FreeLoaderError> {
+  const { rows } = await db.query<{ revoked: boolean; expired: boolean }>(
+    `SELECT revoked_at IS NOT NULL AS revoked, expires_at <= now() AS expired
+     FROM join_tokens WHERE token_hash = $1`,
+    [tokenHash],
   );
   const row = rows[0];
-  if (!row || row.revoked_at) {
-    throw new FreeLoaderError('JOIN_TOKEN_INVALID', 'unknown or revoked join token');
+  if (!row || row.revoked) {
+    return new FreeLoaderError('JOIN_TOKEN_INVALID', 'unknown or revoked join token');
   }
-  if (row.expired) throw new FreeLoaderError('JOIN_TOKEN_EXPIRED', 'join token has expired');
-  if (row.uses >= row.max_uses) {
-    throw new FreeLoaderError('JOIN_TOKEN_USED', 'join token has no uses left');
-  }
-  await tx.query('UPDATE join_tokens SET uses = uses + 1 WHERE id = $1', [row.id]);
-  return row.id;
+  if (row.expired) return new FreeLoaderError('JOIN_TOKEN_EXPIRED', 'join token has expired');
+  return new FreeLoaderError('JOIN_TOKEN_USED', 'join token has no uses left');
 }
 
 /** Join tokens: admins mint them, agents spend them to enroll. Only SHA-256 is stored. */
