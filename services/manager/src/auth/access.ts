@@ -47,36 +47,85 @@ export function loadPrincipal(req: FastifyRequest): Promise<Principal> {
 const VERB: Record<Action, string> = { read: 'read', manage: 'change', chown: 'give away' };
 
 /**
- * Throw FORBIDDEN unless the caller may take `action` on `dataset`; `verb` names the action
- * in the message ("delete", "pin" …). An agent reads only what it holds, imports, patches or
- * repairs.
+ * The error a route answers for a dataset or folder that is not there. A caller who may not
+ * read an item gets exactly this too, so a 403 never tells a curious colleague that a name
+ * exists (issue 17 leftovers); a caller who may read but not change gets FORBIDDEN.
+ */
+export type Missing = () => FreeLoaderError;
+
+/**
+ * Requests refused as "not there" to a caller who may not read the item: the audit hook records
+ * them as refused like a 403, so an admin still sees someone probing names.
+ */
+const refusedAsMissing = new WeakSet<FastifyRequest>();
+
+/** Was `req` answered "not there" only because the caller may not read the item? */
+export const wasRefusedAsMissing = (req: FastifyRequest): boolean => refusedAsMissing.has(req);
+
+function hide(req: FastifyRequest, missing: Missing): FreeLoaderError {
+  refusedAsMissing.add(req);
+  return missing();
+}
+
+/**
+ * The "no such dataset" answer of the routes that take a dataset id.
  *
- * @example await requireDataset(req, 'manage', dataset, 'delete')
+ * @example throw noDataset(req.params.id) // DATASET_NOT_FOUND "no dataset 3f2…"
+ */
+export const noDataset = (id: string): FreeLoaderError =>
+  new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${id}`);
+
+/**
+ * `dataset` when the caller may take `action` on it; `missing()` when it is not there or the
+ * caller may not even read it; FORBIDDEN when it may read but not take `action`. `verb` names
+ * the action in the message ("delete", "pin" …). An agent reads only what it holds, imports,
+ * patches or repairs.
+ *
+ * @example const ds = await requireDataset(req, 'manage', await repo.get(id), () => noDataset(id), 'delete')
  */
 export async function requireDataset(
   req: FastifyRequest,
   action: Action,
-  dataset: DatasetView,
+  dataset: DatasetView | null | undefined,
+  missing: Missing,
   verb = VERB[action],
-): Promise<void> {
+): Promise<DatasetView> {
+  if (!dataset) throw missing();
   const p = await principalFor(req);
   const holders =
     p.kind === 'agent' && (await req.server.ownershipRepo.agentTouches(dataset.id, p.id))
       ? [p.id]
       : [];
-  if (can(p, action, itemOf(dataset, holders))) return;
+  const item = itemOf(dataset, holders);
+  if (!can(p, 'read', item)) throw hide(req, missing);
+  if (can(p, action, item)) return dataset;
   throw new FreeLoaderError('FORBIDDEN', refusal(p, action, dataset.path, dataset.owner, verb));
 }
 
-/** Throw FORBIDDEN unless the caller may take `action` on `folder` (shares, owner). */
+/**
+ * May the caller know `folder` exists? The root always; any other folder when the caller may
+ * see it in a listing (it may read the folder or something below it, see canSee).
+ */
+export async function folderVisible(req: FastifyRequest, folder: ListedFolder): Promise<boolean> {
+  const p = await principalFor(req);
+  return folder.path === '' || can(p, 'read', itemOf(folder)) || canSee(p, folder.subtree);
+}
+
+/**
+ * `folder` when the caller may take `action` on it; `missing()` when it is not there or the
+ * caller may not see it (see {@link folderVisible}); FORBIDDEN otherwise.
+ */
 export async function requireFolder(
   req: FastifyRequest,
   action: Action,
-  folder: FolderView,
+  folder: ListedFolder | null,
+  missing: Missing,
   verb = VERB[action],
-): Promise<void> {
+): Promise<ListedFolder> {
+  if (!folder) throw missing();
+  if (!(await folderVisible(req, folder))) throw hide(req, missing);
   const p = await principalFor(req);
-  if (can(p, action, itemOf(folder))) return;
+  if (can(p, action, itemOf(folder))) return folder;
   throw new FreeLoaderError(
     'FORBIDDEN',
     refusal(p, action, folder.path || '/', folder.owner, verb),

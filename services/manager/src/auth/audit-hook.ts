@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import type { AuditAction } from '@freeloader/protocol';
 import { redactUri } from '@freeloader/sources';
 import type { AuditRecord } from '../repositories/audit.js';
+import { wasRefusedAsMissing } from './access.js';
 
 type Body = Record<string, unknown> | undefined;
 type Params = Record<string, string> | undefined;
@@ -78,13 +79,15 @@ const LOGIN = 'POST /api/v1/auth/login';
 /**
  * The audit row for a finished request, or null when it is not audited: audited routes when
  * they succeeded (2xx; a dry-run import answers 200 and is not an import) or were refused to
- * an authenticated caller (403), and every login (succeeded, failed, rate-limited).
+ * an authenticated caller (403, or a 404 that hides an item the caller may not read:
+ * `refused`), and every login (succeeded, failed, rate-limited).
  */
 export function auditRecordOf(
   key: string,
   status: number,
   req: Pick<FastifyRequest, 'user' | 'agent' | 'ip' | 'body' | 'params'> &
     Partial<Pick<FastifyRequest, 'query'>>,
+  refused = status === 403,
 ): AuditRecord | null {
   const body = (req.body ?? undefined) as Body;
   const query = (req.query ?? undefined) as Query;
@@ -108,7 +111,7 @@ export function auditRecordOf(
     return { ...who, actor: name, action, target: name, outcome };
   }
   const audited = AUDITED[key];
-  if (!audited || !(status === 201 || status === 200 || status === 403)) return null;
+  if (!audited || !(status === 201 || status === 200 || refused)) return null;
   if (key === 'POST /api/v1/datasets' && status === 200) return null;
   const actor = req.user?.username ?? (req.agent ? `agent ${req.agent.id}` : 'anonymous');
   return {
@@ -116,7 +119,7 @@ export function auditRecordOf(
     actor,
     action: audited.action,
     target: audited.target(req.params as Params, body, query),
-    outcome: status === 403 ? 'refused' : 'ok',
+    outcome: refused ? 'refused' : 'ok',
     details: audited.details?.(body, query) ?? {},
   };
 }
@@ -126,7 +129,8 @@ export default fp(
   async (app) => {
     app.addHook('onResponse', async (req, reply) => {
       const key = `${req.method} ${req.routeOptions.url ?? ''}`;
-      const record = auditRecordOf(key, reply.statusCode, req);
+      const refused = reply.statusCode === 403 || wasRefusedAsMissing(req);
+      const record = auditRecordOf(key, reply.statusCode, req, refused);
       if (!record) return;
       try {
         await app.auditRepo.record(record);

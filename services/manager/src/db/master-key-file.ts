@@ -3,8 +3,8 @@
 // no donor's data. Kept in db/ beside data-key-wrap.ts: repositories import nothing but db/.
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, link, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { chmod, link, mkdir, open, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { DATA_KEY_BYTES, FreeLoaderError } from '@freeloader/protocol';
 
 /** The key file's mode: the manager's user alone reads it (as ssh insists for its keys). */
@@ -55,6 +55,19 @@ export async function readMasterKeyFile(path: string): Promise<Buffer | undefine
   return key;
 }
 
+/** Write `key` (base64) to `path`, flushed, mode exactly 0600; `wx` fails on an existing file. */
+async function writeKeyFile(path: string, key: Buffer, flag: 'w' | 'wx'): Promise<void> {
+  const file = await open(path, flag, MASTER_KEY_FILE_MODE);
+  try {
+    await file.writeFile(`${key.toString('base64')}\n`);
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  // open's mode is masked by the umask: make it exactly 0600, as readMasterKeyFile demands.
+  await chmod(path, MASTER_KEY_FILE_MODE);
+}
+
 /**
  * Write `key` to `path` (mode 0600) unless a key is there already; returns the key the file
  * holds afterwards (another process's, when it won the race). Written to a temporary file,
@@ -66,14 +79,7 @@ export async function writeMasterKeyFileOnce(path: string, key: Buffer): Promise
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   // pid and random: test workers are threads of one process, and may race for one file.
   const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  const file = await open(tmp, 'w', MASTER_KEY_FILE_MODE);
-  try {
-    await file.writeFile(`${key.toString('base64')}\n`);
-    await file.sync();
-  } finally {
-    await file.close();
-  }
-  await chmod(tmp, MASTER_KEY_FILE_MODE);
+  await writeKeyFile(tmp, key, 'w');
   try {
     await link(tmp, path);
   } catch (e) {
@@ -82,4 +88,45 @@ export async function writeMasterKeyFileOnce(path: string, key: Buffer): Promise
     await unlink(tmp);
   }
   return (await readMasterKeyFile(path))!;
+}
+
+/**
+ * The marker beside the key file saying a copy was exported: without a copy, losing the key
+ * file makes every encrypted dataset unreadable (the database holds only a check value).
+ *
+ * @example exportedMarkerPath('/home/fl/.freeloader/manager/master.key') // '…/master.key.exported'
+ */
+export const exportedMarkerPath = (keyPath: string): string => `${keyPath}.exported`;
+
+/** Has the key at `keyPath` ever been exported (`freeloader manager key export`)? */
+export const masterKeyExported = (keyPath: string): boolean =>
+  existsSync(exportedMarkerPath(keyPath));
+
+/**
+ * Copy the master key at `keyPath` to `out` (mode 0600, never over an existing file: a backup
+ * overwritten by a wrong key is worse than none), then mark the key exported so the manager
+ * stops warning at start. The marker names where and when, never the key.
+ *
+ * @example await exportMasterKey('/home/fl/.freeloader/manager/master.key', '/media/usb/fl-master.key')
+ */
+export async function exportMasterKey(keyPath: string, out: string): Promise<void> {
+  const key = await readMasterKeyFile(keyPath);
+  if (!key) {
+    throw new FreeLoaderError(
+      'NOT_FOUND',
+      `there is no master key file at ${keyPath}: the manager creates it at its first start ` +
+        '(or pass --master-key-file / --home for the one it uses)',
+    );
+  }
+  try {
+    await writeKeyFile(out, key, 'wx');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    throw new FreeLoaderError('ALREADY_EXISTS', `${out} exists: export to a new file`);
+  }
+  await writeFile(
+    exportedMarkerPath(keyPath),
+    `exported ${new Date().toISOString()} to ${resolve(out)}\n`,
+    { mode: MASTER_KEY_FILE_MODE },
+  );
 }

@@ -19,7 +19,13 @@ import {
   SuffixPlan,
   SuffixPlanRequest,
 } from '@freeloader/protocol';
-import { aboutReadable, readableIds, requireDataset, rowsToScan } from '../auth/access.js';
+import {
+  aboutReadable,
+  noDataset,
+  readableIds,
+  requireDataset,
+  rowsToScan,
+} from '../auth/access.js';
 import { principalOf, requireAgent, requireUser, requireUserOrAgent } from '../auth/guards.js';
 import { sourceKey } from './source-key.js';
 
@@ -116,11 +122,11 @@ const prefixRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req) => {
-      const dataset = await app.namespaceRepo.get(req.params.id);
-      if (!dataset) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${req.params.id}`);
-      await requireDataset(req, 'manage', dataset, req.body.pinned ? 'pin' : 'unpin');
-      const found = await app.prefixCache.cache.pin(req.params.id, req.body.pinned);
-      if (!found) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${req.params.id}`);
+      const { id } = req.params;
+      const missing = () => noDataset(id);
+      const dataset = await app.namespaceRepo.get(id);
+      await requireDataset(req, 'manage', dataset, missing, req.body.pinned ? 'pin' : 'unpin');
+      if (!(await app.prefixCache.cache.pin(id, req.body.pinned))) throw missing();
       return { ok: true as const };
     },
   );
@@ -175,9 +181,10 @@ const prefixRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req) => {
-      const dataset = await app.namespaceRepo.get(req.params.id);
-      if (!dataset) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${req.params.id}`);
-      await requireDataset(req, 'read', dataset);
+      const { id } = req.params;
+      const dataset = await requireDataset(req, 'read', await app.namespaceRepo.get(id), () =>
+        noDataset(id),
+      );
       return app.prefixCache.sessions.open(dataset, principalOf(req), req.body ?? {});
     },
   );

@@ -4,6 +4,7 @@ import { DATA_KEY_BYTES, FreeLoaderError } from '@freeloader/protocol';
 import { unwrapDataKey, wrapDataKey } from '../db/data-key-wrap.js';
 import {
   masterKeyCheck,
+  masterKeyExported,
   masterKeyPath,
   readMasterKeyFile,
   writeMasterKeyFileOnce,
@@ -156,7 +157,16 @@ declare module 'fastify' {
 
 export default fp(
   async (app) => {
-    const master = await loadMasterKey(app.pg, masterKeyPath(app.config));
+    const path = masterKeyPath(app.config);
+    const master = await loadMasterKey(app.pg, path);
+    // Once a start, without the key: a lost key file is every encrypted dataset lost.
+    if (!masterKeyExported(path)) {
+      app.log.warn(
+        { keyFile: path },
+        `the master key has never been backed up: if ${path} is lost, every encrypted dataset ` +
+          'is unreadable; run `freeloader manager key export --out FILE` and keep FILE safe',
+      );
+    }
     app.decorate('dataKeys', createDataKeys(app.pg, master));
   },
   { name: 'data-keys', dependencies: ['config', 'postgres', 'migrations'] },

@@ -84,6 +84,23 @@ const toFolder = (r: FolderRow): FolderView => ({
   ...accessFields(r),
 });
 
+/**
+ * The "no such folder" answer of a listing; also what a caller who may not see the folder gets.
+ *
+ * @example throw noFolder('/climate/') // FOLDER_NOT_FOUND 'no folder "climate"'
+ */
+export const noFolder = (path: string | undefined): FreeLoaderError =>
+  new FreeLoaderError('FOLDER_NOT_FOUND', `no folder "${splitPath(path).join('/')}"`);
+
+interface SubtreeRow {
+  subtree_owners: (string | null)[];
+  subtree_shares: ShareRow[];
+}
+const toListedFolder = (f: FolderRow & SubtreeRow): ListedFolder => ({
+  ...toFolder(f),
+  subtree: { ownerIds: f.subtree_owners, shares: f.subtree_shares },
+});
+
 /** A folder in a listing, with what seeing it depends on (see canSee). */
 export interface ListedFolder extends FolderView {
   /** Owners of everything in it, and shares on, below and above it (permissions.ts's Subtree). */
@@ -169,10 +186,9 @@ export function createNamespaceRepo(pool: pg.Pool) {
     ): Promise<Omit<Listing, 'folders'> & { folders: ListedFolder[] }> {
       const names = splitPath(path);
       const folderId = await resolveFolder(pool, names);
-      if (!folderId)
-        throw new FreeLoaderError('FOLDER_NOT_FOUND', `no folder "${names.join('/')}"`);
+      if (!folderId) throw noFolder(path);
       const [folders, datasets] = await Promise.all([
-        pool.query<FolderRow & { subtree_owners: (string | null)[]; subtree_shares: ShareRow[] }>(
+        pool.query<FolderRow & SubtreeRow>(
           `SELECT * FROM (SELECT fo.name, ${FOLDER_SUBTREE_COLUMNS}, x.*
                           FROM folders fo JOIN (${SELECT_FOLDERS}) x ON x.id = fo.id
                           WHERE fo.parent_id = $1) l ORDER BY l.name`,
@@ -184,10 +200,7 @@ export function createNamespaceRepo(pool: pg.Pool) {
       ]);
       return {
         path: names.join('/'),
-        folders: folders.rows.map((f) => ({
-          ...toFolder(f),
-          subtree: { ownerIds: f.subtree_owners, shares: f.subtree_shares },
-        })),
+        folders: folders.rows.map(toListedFolder),
         datasets: datasets.rows.map(toDataset),
       };
     },
@@ -202,6 +215,18 @@ export function createNamespaceRepo(pool: pg.Pool) {
     },
 
     /** The folder at `path` ('' is the root) with its owner and sharing, or null. */
+    /** The folder at `path` with what seeing it depends on (see canSee), or null. */
+    async listedFolderAt(path: string | undefined): Promise<ListedFolder | null> {
+      const id = await resolveFolder(pool, splitPath(path));
+      if (!id) return null;
+      const { rows } = await pool.query<FolderRow & SubtreeRow>(
+        `SELECT ${FOLDER_SUBTREE_COLUMNS}, x.*
+           FROM folders fo JOIN (${SELECT_FOLDERS}) x ON x.id = fo.id WHERE fo.id = $1`,
+        [id],
+      );
+      return rows[0] ? toListedFolder(rows[0]) : null;
+    },
+
     async folderAt(path: string): Promise<FolderView | null> {
       const id = await resolveFolder(pool, splitPath(path));
       if (!id) return null;

@@ -6,23 +6,19 @@ import {
   DatasetSearchQuery,
   DatasetView,
   ErrorBodySchema as E,
-  FreeLoaderError,
   IdParams,
   morselCount,
   ThroughputHistory,
   type AgentState,
 } from '@freeloader/protocol';
-import { readableOnly, requireDataset } from '../auth/access.js';
+import { noDataset, readableOnly, requireDataset } from '../auth/access.js';
 import { requireUser } from '../auth/guards.js';
 import { withHealth } from '../placement/health-views.js';
 
 /** Read-only dataset views for the console: search, placement for display, throughput history. */
 const datasetViews: FastifyPluginAsyncTypebox = async (app) => {
   async function mustRead(req: FastifyRequest, id: string): Promise<DatasetView> {
-    const dataset = await app.namespaceRepo.get(id);
-    if (!dataset) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${id}`);
-    await requireDataset(req, 'read', dataset);
-    return dataset;
+    return requireDataset(req, 'read', await app.namespaceRepo.get(id), () => noDataset(id));
   }
 
   app.get(

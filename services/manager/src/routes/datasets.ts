@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import {
   DatasetDeleted,
   DatasetMap,
@@ -10,8 +11,9 @@ import {
   MapRangeQuery,
   PathQuery,
 } from '@freeloader/protocol';
-import { requireDataset, withMayManage } from '../auth/access.js';
+import { noDataset, requireDataset, withMayManage } from '../auth/access.js';
 import { requireUser, requireUserOrAgent } from '../auth/guards.js';
+import type { Action } from '../auth/permissions.js';
 import { deleteDataset, type DatasetLifecycleDeps } from '../dataset-lifecycle.js';
 import { withHealth } from '../placement/health-views.js';
 import type { PlacementDeps } from '../placement/placement-deps.js';
@@ -24,10 +26,14 @@ import { mapBody, type MapRange } from './map-body.js';
 const datasets: FastifyPluginAsyncTypebox = async (app) => {
   const placement: PlacementDeps = app;
   const lifecycle: DatasetLifecycleDeps = app;
-  async function mustGet(id: string): Promise<DatasetView> {
-    const dataset = await app.namespaceRepo.get(id);
-    if (!dataset) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${id}`);
-    return dataset;
+  /** The dataset `id` if the caller may take `action` on it (404 when it may not read it). */
+  async function mustGet(
+    req: FastifyRequest,
+    id: string,
+    action: Action,
+    verb?: string,
+  ): Promise<DatasetView> {
+    return requireDataset(req, action, await app.namespaceRepo.get(id), () => noDataset(id), verb);
   }
 
   app.get(
@@ -42,10 +48,10 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req) => {
-      const dataset = await app.namespaceRepo.getByPath(req.query.path);
-      if (!dataset)
-        throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset "${req.query.path}"`);
-      await requireDataset(req, 'read', dataset);
+      const missing = () =>
+        new FreeLoaderError('DATASET_NOT_FOUND', `no dataset "${req.query.path}"`);
+      const found = await app.namespaceRepo.getByPath(req.query.path);
+      const dataset = await requireDataset(req, 'read', found, missing);
       return withMayManage(req, (await withHealth(placement, [dataset]))[0]!);
     },
   );
@@ -62,8 +68,7 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req) => {
-      const dataset = await mustGet(req.params.id);
-      await requireDataset(req, 'read', dataset);
+      const dataset = await mustGet(req, req.params.id, 'read');
       const [view] = await withHealth(placement, [dataset]);
       return req.agent ? view! : withMayManage(req, view!);
     },
@@ -86,9 +91,8 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req, reply) => {
-      const dataset = await mustGet(req.params.id);
       // Before any capability is signed: only readers (and agents that hold it) get one.
-      await requireDataset(req, 'read', dataset);
+      const dataset = await mustGet(req, req.params.id, 'read');
       if (dataset.state === 'deleting') {
         throw new FreeLoaderError('DATASET_NOT_FOUND', `dataset ${dataset.id} is being deleted`);
       }
@@ -122,7 +126,7 @@ const datasets: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req) => {
-      await requireDataset(req, 'manage', await mustGet(req.params.id), 'delete');
+      await mustGet(req, req.params.id, 'manage', 'delete');
       return { ok: true as const, ...(await deleteDataset(lifecycle, req.params.id)) };
     },
   );

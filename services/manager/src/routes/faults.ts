@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { requireDataset } from '../auth/access.js';
+import { noDataset, requireDataset } from '../auth/access.js';
 import {
   AgentFaultReport,
   ClientFaultReport,
   ErrorBodySchema as E,
   FaultReportResult,
-  FreeLoaderError,
   IdParams,
 } from '@freeloader/protocol';
 import { principalOf, requireAgent, requireUserOrAgent } from '../auth/guards.js';
@@ -54,10 +53,11 @@ const faults: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req) => {
-      const dataset = await app.namespaceRepo.get(req.params.id);
-      if (!dataset) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${req.params.id}`);
       // Only its readers (and donors holding it) have read it and can have found bad copies.
-      await requireDataset(req, 'read', dataset);
+      const { id } = req.params;
+      const dataset = await requireDataset(req, 'read', await app.namespaceRepo.get(id), () =>
+        noDataset(id),
+      );
       limit.admit(principalOf(req), req.body.faults.length);
       return recordFaultReports(
         deps,

@@ -69,11 +69,11 @@ describe('cancel', () => {
     expect((await post(`/api/v1/datasets/${id}/cancel`, alice)).statusCode).toBe(409);
   });
 
-  it('refuses other scientists (403) but lets an admin cancel', async () => {
+  it('answers other scientists as for a missing dataset but lets an admin cancel', async () => {
     const id = await importAs(alice, 'ctl/not-bobs.bin');
     const denied = await post(`/api/v1/datasets/${id}/cancel`, bob);
-    expect(denied.statusCode).toBe(403);
-    expect(denied.json().error.code).toBe('FORBIDDEN');
+    expect(denied.statusCode).toBe(404);
+    expect(denied.json().error.code).toBe('DATASET_NOT_FOUND');
     expect((await h.app.namespaceRepo.get(id))!.state).toBe('importing');
     expect((await post(`/api/v1/datasets/${id}/cancel`, admin)).statusCode).toBe(200);
   });
@@ -125,7 +125,7 @@ describe('retry and failed attempts', () => {
       }),
     ]);
 
-    expect((await post(`/api/v1/datasets/${id}/retry`, bob)).statusCode).toBe(403);
+    expect((await post(`/api/v1/datasets/${id}/retry`, bob)).statusCode).toBe(404);
     const res = await post(`/api/v1/datasets/${id}/retry`, alice);
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
@@ -168,8 +168,8 @@ describe('retry and failed attempts', () => {
       state: 'failed',
       error: expect.stringMatching(/^retry failed: /),
     });
-    // Still the starter's: she may retry it again.
-    expect((await post(`/api/v1/datasets/${left!.id}/retry`, bob)).statusCode).toBe(403);
+    // Still the starter's: she may retry it again; to bob it is as if not there.
+    expect((await post(`/api/v1/datasets/${left!.id}/retry`, bob)).statusCode).toBe(404);
   });
 });
 

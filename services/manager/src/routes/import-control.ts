@@ -5,11 +5,10 @@ import {
   ErrorBodySchema as E,
   FailedAttempt,
   FailedAttemptQuery,
-  FreeLoaderError,
   IdParams,
   ImportControlResult,
 } from '@freeloader/protocol';
-import { aboutReadable, requireDataset, rowsToScan } from '../auth/access.js';
+import { aboutReadable, noDataset, requireDataset, rowsToScan } from '../auth/access.js';
 import { requireUser } from '../auth/guards.js';
 import { cancelImport, retryImport } from '../imports/import-control.js';
 import type { ImportDeps } from '../imports/import-deps.js';
@@ -27,8 +26,7 @@ const importControl: FastifyPluginAsyncTypebox = async (app) => {
   async function mayManage(req: FastifyRequest, verb: string) {
     const { id } = req.params as { id: string };
     const dataset = await app.namespaceRepo.get(id);
-    if (!dataset) throw new FreeLoaderError('DATASET_NOT_FOUND', `no dataset ${id}`);
-    await requireDataset(req, 'manage', dataset, verb);
+    await requireDataset(req, 'manage', dataset, () => noDataset(id), verb);
   }
   app.post(
     '/datasets/:id/cancel',

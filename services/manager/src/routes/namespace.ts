@@ -6,9 +6,10 @@ import {
   Listing,
   ListQuery,
 } from '@freeloader/protocol';
-import { readableOnly, visibleFolders } from '../auth/access.js';
+import { folderVisible, readableOnly, visibleFolders } from '../auth/access.js';
 import { requireUser } from '../auth/guards.js';
 import { withHealth } from '../placement/health-views.js';
+import { noFolder } from '../repositories/namespace.js';
 
 /** Browse the namespace and make folders. */
 const namespace: FastifyPluginAsyncTypebox = async (app) => {
@@ -24,6 +25,9 @@ const namespace: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req) => {
+      // A folder the caller may not see answers as a missing one: no probing for names.
+      const folder = await app.namespaceRepo.listedFolderAt(req.query.path);
+      if (!folder || !(await folderVisible(req, folder))) throw noFolder(req.query.path);
       // Only what the caller may read; folders that hold something it may read.
       const listing = await app.namespaceRepo.list(req.query.path);
       const datasets = await readableOnly(req, listing.datasets);

@@ -19,14 +19,20 @@ const errors = { 400: E, 401: E, 403: E, 404: E, 500: E };
 const sharing: FastifyPluginAsyncTypebox = async (app) => {
   /** The dataset or folder at `path` ('' is the root), checked for `action` by the caller. */
   async function itemAt(req: FastifyRequest, path: string, action: Action, verb?: string) {
+    // One answer for "not there" and "not yours to know about", whichever kind it is.
+    const missing = () => new FreeLoaderError('NOT_FOUND', `no dataset or folder "${path}"`);
     const dataset = path === '' ? null : await app.namespaceRepo.getByPath(path);
     if (dataset) {
-      await requireDataset(req, action, dataset, verb);
+      await requireDataset(req, action, dataset, missing, verb);
       return { kind: 'dataset' as const, id: dataset.id, path: dataset.path };
     }
-    const folder = await app.namespaceRepo.folderAt(path);
-    if (!folder) throw new FreeLoaderError('NOT_FOUND', `no dataset or folder "${path}"`);
-    await requireFolder(req, action, folder, verb);
+    const folder = await requireFolder(
+      req,
+      action,
+      await app.namespaceRepo.listedFolderAt(path),
+      missing,
+      verb,
+    );
     return { kind: 'folder' as const, id: folder.id, path: folder.path };
   }
 

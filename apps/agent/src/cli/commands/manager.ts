@@ -16,8 +16,9 @@ interface ManagerOptions {
 }
 
 export function registerManager(program: Command): void {
-  program
-    .command('manager')
+  const manager = program.command('manager');
+  registerKeyExport(manager);
+  manager
     .description('run the manager (embedded PostgreSQL unless DATABASE_URL is set)')
     .option(
       '--listen <host:port>',
@@ -74,5 +75,37 @@ export function registerManager(program: Command): void {
         );
       }
       await stopped;
+    });
+}
+
+/**
+ * `freeloader manager key export --out FILE`: the only backup of the master key. Without it a
+ * lost key file makes every encrypted dataset unreadable; restore by copying FILE back to
+ * <home>/manager/master.key (mode 0600) or starting with `--master-key-file FILE`.
+ */
+function registerKeyExport(manager: Command): void {
+  manager
+    .command('key')
+    .description("the manager's master key (wraps every dataset key)")
+    .command('export')
+    .description(
+      'copy the master key to a new 0600 file (a backup; restore with --master-key-file FILE)',
+    )
+    .requiredOption('--out <file>', 'where to write it (must not exist)')
+    // --home and --master-key-file are `manager`'s own options (freeloader manager --home DIR key export …
+    // or after export: Commander hands them to `manager` either way).
+    .action(async (_opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<{ out: string; home: string; masterKeyFile?: string }>();
+      const { exportMasterKey, masterKeyPath } = await importManager();
+      const masterKeyFile = opts.masterKeyFile ?? process.env.FREELOADER_MASTER_KEY_FILE;
+      const keyPath = masterKeyPath({
+        home: opts.home,
+        ...(masterKeyFile ? { masterKeyFile } : {}),
+      });
+      await exportMasterKey(keyPath, opts.out);
+      console.error(
+        `master key of ${keyPath} written to ${opts.out} (mode 0600): keep it off this machine; ` +
+          `restore with --master-key-file ${opts.out} or by copying it to ${keyPath}`,
+      );
     });
 }

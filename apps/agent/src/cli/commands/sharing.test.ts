@@ -80,7 +80,8 @@ describe('freeloader share / unshare / chown / group', () => {
     expect((await cli('bob', 'ls', 'proj')).stdout).not.toContain('a.bin');
     const bobShares = await cli('bob', 'share', 'proj', '--group', 'lab');
     expect(bobShares.code).toBe(1);
-    expect(bobShares.stderr).toMatch(/only its owner ann, .* may share proj \[FORBIDDEN\]/);
+    // Not his to know about yet: answered as a missing path.
+    expect(bobShares.stderr).toMatch(/no dataset or folder "proj" \[NOT_FOUND\]/);
 
     const shared = await cli('ann', 'share', 'proj', '--group', 'lab');
     expect(shared.code, shared.stderr).toBe(0);
@@ -96,7 +97,7 @@ describe('freeloader share / unshare / chown / group', () => {
 
     const unshared = await cli('ann', 'unshare', 'proj', '--group', 'lab');
     expect(unshared.stdout).toMatch(/^shared with\s+-$/m);
-    expect((await cli('bob', 'stat', 'proj/a.bin')).stderr).toMatch(/FORBIDDEN/);
+    expect((await cli('bob', 'stat', 'proj/a.bin')).stderr).toMatch(/NOT_FOUND/);
   });
 
   it('chown is for admins; the new owner may then manage it', async () => {
