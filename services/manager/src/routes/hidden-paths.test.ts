@@ -167,3 +167,20 @@ describe('a path the caller may not read answers as a missing one', () => {
     );
   });
 });
+
+describe('mkdir -p over a folder the caller may not see', () => {
+  it('is a taken name, without the folder’s owner or sharing; a visible one answers its view', async () => {
+    const t = await fresh('mkdir');
+    const other = await call('other', 'POST', '/folders', { path: t.folder });
+    expect(other.status, JSON.stringify(other.json)).toBe(409);
+    expect(other.json.error?.code).toBe('ALREADY_EXISTS');
+    expect(JSON.stringify(other.json)).not.toContain(ids.owner!);
+    expect(JSON.stringify(other.json)).not.toContain('lab');
+    // The group member may read it: mkdir -p of an existing folder answers it, as before.
+    const member = await call('member', 'POST', '/folders', { path: t.folder });
+    expect(member.status, JSON.stringify(member.json)).toBe(201);
+    // A free name is created for the caller.
+    const mine = await call('other', 'POST', '/folders', { path: `${missing().folder}/mine` });
+    expect(mine.status, JSON.stringify(mine.json)).toBe(201);
+  });
+});

@@ -3,6 +3,7 @@ import {
   ErrorBodySchema as E,
   FolderCreate,
   FolderView,
+  FreeLoaderError,
   Listing,
   ListQuery,
 } from '@freeloader/protocol';
@@ -47,9 +48,16 @@ const namespace: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: FolderView, 400: E, 401: E, 409: E, 500: E },
       },
     },
-    // Folders it creates belong to the caller; existing ones keep their owner.
-    async (req, reply) =>
-      reply.status(201).send(await app.namespaceRepo.mkdirp(req.body.path, req.user!.id)),
+    // Folders it creates belong to the caller; existing ones keep their owner. An existing
+    // folder the caller may not see is a taken name, not a view: its owner and sharing are
+    // not the caller's to learn.
+    async (req, reply) => {
+      const existing = await app.namespaceRepo.listedFolderAt(req.body.path);
+      if (existing && !(await folderVisible(req, existing))) {
+        throw new FreeLoaderError('ALREADY_EXISTS', `"${req.body.path}" is taken`);
+      }
+      return reply.status(201).send(await app.namespaceRepo.mkdirp(req.body.path, req.user!.id));
+    },
   );
 };
 export default namespace;
