@@ -33,9 +33,10 @@ export async function readUnordered(
     controller.signal,
   );
   const order = new Map(reader.readOrder().map((m, i) => [m, i]));
-  /** Each donor's health when the queues were last dealt ('' is the source: no health). */
-  const dealtAt = new Map([...queues.keys()].map((d) => [d, d ? reader.health(d) : 0]));
-  /** Every donor's health as of the last deal: a twin's failure (or its end) deals again too. */
+  /**
+   * Every donor's health as of the last deal: any change (a failure, a drop, or either's end)
+   * deals again, a twin's as much as the worker's own donor's.
+   */
   let dealtVersion = reader.healthVersion();
   const active = new Map<string, number>();
   const workers: Array<Promise<void>> = [];
@@ -50,7 +51,6 @@ export async function readUnordered(
       if (mine) mine.push(...q);
       else queues.set(donor, q);
     }
-    for (const d of queues.keys()) dealtAt.set(d, d ? reader.health(d) : 0);
     dealtVersion = reader.healthVersion();
     balance.rebalance([...queues].map(([donor, q]) => [donor, q.length]));
     // A donor whose workers ran out of work gets them back for its new share.
@@ -61,11 +61,7 @@ export async function readUnordered(
     try {
       while (queue.length > 0 && failure === undefined) {
         await balance.turn(donor);
-        if (
-          (donor && reader.health(donor) !== dealtAt.get(donor)) ||
-          reader.healthVersion() !== dealtVersion
-        )
-          redeal();
+        if (reader.healthVersion() !== dealtVersion) redeal();
         if (failure !== undefined || queue.length === 0) return;
         const index = queue.shift()!;
         balance.issued(donor);
