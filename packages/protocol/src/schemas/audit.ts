@@ -10,6 +10,7 @@ export const AuditAction = Type.Union(
     'login.rate_limited',
     'dataset.import',
     'dataset.delete',
+    'folder.create',
     'token.create',
     'token.revoke',
     'agent.revoke',

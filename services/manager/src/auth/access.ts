@@ -62,8 +62,14 @@ const refusedAsMissing = new WeakSet<FastifyRequest>();
 /** Was `req` answered "not there" only because the caller may not read the item? */
 export const wasRefusedAsMissing = (req: FastifyRequest): boolean => refusedAsMissing.has(req);
 
+/**
+ * Record `req` as refused over an item the caller may not read (answered as missing, or as a
+ * taken name), so the audit log shows it as `refused` like a 403.
+ */
+export const markRefused = (req: FastifyRequest): void => void refusedAsMissing.add(req);
+
 function hide(req: FastifyRequest, missing: Missing): FreeLoaderError {
-  refusedAsMissing.add(req);
+  markRefused(req);
   return missing();
 }
 

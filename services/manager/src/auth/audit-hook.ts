@@ -28,6 +28,8 @@ const AUDITED: Record<string, Audited> = {
     target: (_p, b) => str(b?.name) ?? redactUri(str(b?.uri) ?? ''),
     details: (b) => ({ uri: redactUri(str(b?.uri) ?? '') }),
   },
+  // Audited for its refusals (may not create there, a hidden name taken), as imports are.
+  'POST /api/v1/folders': { action: 'folder.create', target: (_p, b) => str(b?.path) },
   'DELETE /api/v1/datasets/:id': { action: 'dataset.delete', target: (p) => p?.id ?? null },
   'POST /api/v1/tokens': {
     action: 'token.create',

@@ -34,12 +34,13 @@ export interface ImportStarted {
  * placement, and queue one job per importing donor. Donors then pull their own morsels (of every
  * copy they hold) from the source (or, without Range support, one donor streams it all and
  * distributes). Nothing is left behind when a step fails: reservations are released and the
- * dataset row removed.
+ * dataset row removed. `newFrom`: see NewDataset (the route's requireCreatable).
  */
 export async function startImport(
   deps: ImportDeps,
   req: ImportRequest,
   who: string,
+  newFrom?: number,
 ): Promise<ImportStarted> {
   const wanted = replicaCount(req, deps.config.replicasDefault, await donorLifetimes(deps.pg));
   const probeStarted = performance.now();
@@ -92,6 +93,8 @@ export async function startImport(
     state: plan.morsels === 0 ? 'ready' : 'importing',
     // The importing user owns it (and any folder the import creates).
     ownerId: userIdOf(who),
+    // Folders from this depth on must be new: the route checked the caller may create there.
+    ...(newFrom !== undefined ? { newFrom } : {}),
   });
   await markPrefixImport(deps, dataset.id, cacheBytes, probe.size);
   // Donors store ciphertext only, unless the importer says the data is public — a dataset cached

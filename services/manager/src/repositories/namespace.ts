@@ -118,6 +118,8 @@ export interface NewDataset {
   state?: DatasetState;
   /** The owning user (the importer); absent or null: only admins manage it. */
   ownerId?: string | null;
+  /** Parent folders from this depth on must be new (auth/create-access.ts checked the rest). */
+  newFrom?: number;
 }
 
 /** The folder id at `names` (walked in one recursive query), or null when any level is missing. */
@@ -144,24 +146,33 @@ async function datasetNamed(db: Queryable, folderId: string, name: string): Prom
   return (rowCount ?? 0) > 0;
 }
 
-/** mkdir -p inside a transaction; returns the deepest folder's id. */
+/**
+ * mkdir -p inside a transaction; returns the deepest folder's id. Levels from `newFrom` on must
+ * be new (a name taken meanwhile is ALREADY_EXISTS, not passed through): the caller checked
+ * that it may see the levels above and create in the last of them (auth/create-access.ts).
+ */
 async function ensureFolders(
   tx: Queryable,
   names: readonly string[],
   ownerId: string | null,
+  newFrom = Infinity,
 ): Promise<string> {
   let parent = ROOT_FOLDER_ID;
   for (const [i, name] of names.entries()) {
+    const at = names.slice(0, i + 1).join('/');
     if (await datasetNamed(tx, parent, name)) {
-      const at = names.slice(0, i + 1).join('/');
       throw new FreeLoaderError('ALREADY_EXISTS', `"${at}" is a dataset, not a folder`);
     }
-    const { rows } = await tx.query<{ id: string }>(
+    const { rows } = await tx.query<{ id: string; made: boolean }>(
       `WITH ins AS (INSERT INTO folders (parent_id, name, owner_id) VALUES ($1, $2, $3)
                     ON CONFLICT (parent_id, name) DO NOTHING RETURNING id)
-       SELECT id FROM ins UNION ALL SELECT id FROM folders WHERE parent_id = $1 AND name = $2`,
+       SELECT id, true AS made FROM ins
+       UNION ALL SELECT id, false FROM folders WHERE parent_id = $1 AND name = $2`,
       [parent, name, ownerId],
     );
+    if (i >= newFrom && rows[0]?.made !== true) {
+      throw new FreeLoaderError('ALREADY_EXISTS', `"${at}" is taken`);
+    }
     // A racing mkdir that committed during our INSERT is invisible to this statement's
     // snapshot; a fresh statement sees it.
     const id =
@@ -205,17 +216,22 @@ export function createNamespaceRepo(pool: pg.Pool) {
       };
     },
 
-    /** Create `path` and any missing parents; returns the folder (existing or new). */
-    /** Create `path` and any missing parents (owned by `ownerId`); returns the folder. */
-    async mkdirp(path: string, ownerId: string | null = null): Promise<FolderView> {
+    /**
+     * Create `path` and any missing parents (owned by `ownerId`); returns the folder. Levels
+     * from `newFrom` on must be new (see ensureFolders).
+     */
+    async mkdirp(
+      path: string,
+      ownerId: string | null = null,
+      newFrom?: number,
+    ): Promise<FolderView> {
       const names = splitPath(path);
-      const id = await withTransaction(pool, (tx) => ensureFolders(tx, names, ownerId));
+      const id = await withTransaction(pool, (tx) => ensureFolders(tx, names, ownerId, newFrom));
       const { rows } = await pool.query<FolderRow>(`${SELECT_FOLDERS} WHERE fo.id = $1`, [id]);
       return toFolder(rows[0]!);
     },
 
-    /** The folder at `path` ('' is the root) with its owner and sharing, or null. */
-    /** The folder at `path` with what seeing it depends on (see canSee), or null. */
+    /** The folder at `path` ('' is the root) with what seeing it depends on (see canSee), or null. */
     async listedFolderAt(path: string | undefined): Promise<ListedFolder | null> {
       const id = await resolveFolder(pool, splitPath(path));
       if (!id) return null;
@@ -240,7 +256,7 @@ export function createNamespaceRepo(pool: pg.Pool) {
       const name = names.pop();
       if (!name) throw new FreeLoaderError('VALIDATION_FAILED', 'a dataset needs a name');
       const id = await withTransaction(pool, async (tx) => {
-        const folderId = await ensureFolders(tx, names, input.ownerId ?? null);
+        const folderId = await ensureFolders(tx, names, input.ownerId ?? null, input.newFrom);
         const clash = await tx.query('SELECT 1 FROM folders WHERE parent_id = $1 AND name = $2', [
           folderId,
           name,

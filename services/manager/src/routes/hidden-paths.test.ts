@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AuditPage, DatasetView } from '@freeloader/protocol';
 import { apiCall } from '../test/api-call.js';
 import { startHarness, type Harness } from '../test/harness.js';
+import { labCallers, type LabCallers, type Who } from '../test/lab-callers.js';
 
 /**
  * Issue 17 leftovers: a caller who may not read a dataset or folder gets exactly the answer of
@@ -13,13 +14,12 @@ import { startHarness, type Harness } from '../test/harness.js';
  */
 let h: Harness;
 let base: string;
-const auth: Record<string, string> = {};
-const ids: Record<string, string> = {};
+let auth: LabCallers['auth'];
+let ids: LabCallers['ids'];
 let donor: string;
 
-type Who = 'owner' | 'member' | 'other' | 'admin';
 const call = (who: Who, method: string, path: string, body?: unknown) =>
-  apiCall<{ error?: { code: string; message: string } }>(base, auth[who]!, method, path, body);
+  apiCall<{ error?: { code: string; message: string } }>(base, auth[who], method, path, body);
 
 /** What names the target in a request, real or missing: its id, path and folder. */
 interface Target {
@@ -37,7 +37,7 @@ async function fresh(top = 'hidden'): Promise<Target> {
     sizeBytes: 10,
     sourceUri: 'https://example.org/d.bin',
     state: 'ready',
-    ownerId: ids.owner!,
+    ownerId: ids.owner,
   });
   const shared = await call('owner', 'PUT', '/shares', { path: folder, group: 'lab' });
   expect(shared.status, JSON.stringify(shared.json)).toBe(200);
@@ -107,21 +107,8 @@ async function answer(who: Who, route: string, t: Target): Promise<string> {
 
 beforeAll(async () => {
   h = await startHarness();
-  await h.app.listen({ port: 0, host: '127.0.0.1' });
-  const addr = h.app.server.address();
-  base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-  for (const who of ['owner', 'member', 'other'] as const) {
-    const u = await h.login('scientist');
-    auth[who] = u.authorization;
-    ids[who] = u.userId;
-  }
-  auth.admin = (await h.login('admin')).authorization;
+  ({ base, auth, ids } = await labCallers(h));
   donor = (await h.enroll()).agentId;
-  expect((await call('owner', 'POST', '/groups', { name: 'lab' })).status).toBe(201);
-  const member = (await h.app.usersRepo.list()).find((u) => u.id === ids.member)!;
-  expect((await call('owner', 'PUT', `/groups/lab/members/${member.username}`, {})).status).toBe(
-    200,
-  );
 });
 afterAll(async () => {
   await h?.close();
@@ -169,18 +156,19 @@ describe('a path the caller may not read answers as a missing one', () => {
 });
 
 describe('mkdir -p over a folder the caller may not see', () => {
-  it('is a taken name, without the folder’s owner or sharing; a visible one answers its view', async () => {
+  it('is a taken name at the root, without the folder’s owner or sharing; a visible one answers its view', async () => {
     const t = await fresh('mkdir');
     const other = await call('other', 'POST', '/folders', { path: t.folder });
     expect(other.status, JSON.stringify(other.json)).toBe(409);
     expect(other.json.error?.code).toBe('ALREADY_EXISTS');
-    expect(JSON.stringify(other.json)).not.toContain(ids.owner!);
+    expect(JSON.stringify(other.json)).not.toContain(ids.owner);
     expect(JSON.stringify(other.json)).not.toContain('lab');
     // The group member may read it: mkdir -p of an existing folder answers it, as before.
     const member = await call('member', 'POST', '/folders', { path: t.folder });
     expect(member.status, JSON.stringify(member.json)).toBe(201);
-    // A free name is created for the caller.
-    const mine = await call('other', 'POST', '/folders', { path: `${missing().folder}/mine` });
+    // A free name where the caller may create (the root) is created for the caller; the whole
+    // table of who learns what when creating is create-names.test.ts.
+    const mine = await call('other', 'POST', '/folders', { path: `mine${++seq}/sub` });
     expect(mine.status, JSON.stringify(mine.json)).toBe(201);
   });
 });

@@ -3,6 +3,8 @@ import { ErrorBodySchema as E, ImportRequest, ImportResponse } from '@freeloader
 import { principalOf, requireUser } from '../auth/guards.js';
 import type { ImportDeps } from '../imports/import-deps.js';
 import { startImport } from '../imports/start-import.js';
+import { defaultDatasetName } from '../imports/dataset-name.js';
+import { requireCreatable } from '../auth/create-access.js';
 
 /**
  * Every error an import can answer with (bad request, auth, the source's and the cache's own):
@@ -32,11 +34,15 @@ const imports: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['datasets'],
         summary: 'Import a dataset from a URI: probe, place, reserve, and queue donor imports',
         body: ImportRequest,
-        response: { 200: ImportResponse, 201: ImportResponse, ...IMPORT_ERRORS },
+        response: { 200: ImportResponse, 201: ImportResponse, ...IMPORT_ERRORS, 403: E },
       },
     },
     async (req, reply) => {
-      const started = await startImport(deps, req.body, principalOf(req));
+      // Before the probe: an import where the caller may not create costs no source request.
+      const plan = req.body.dryRun
+        ? undefined
+        : await requireCreatable(req, req.body.name ?? defaultDatasetName(req.body.uri), 'dataset');
+      const started = await startImport(deps, req.body, principalOf(req), plan?.newFrom);
       return reply.status(started.dataset ? 201 : 200).send(started);
     },
   );

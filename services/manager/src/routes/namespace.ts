@@ -3,11 +3,11 @@ import {
   ErrorBodySchema as E,
   FolderCreate,
   FolderView,
-  FreeLoaderError,
   Listing,
   ListQuery,
 } from '@freeloader/protocol';
 import { folderVisible, readableOnly, visibleFolders } from '../auth/access.js';
+import { requireCreatable } from '../auth/create-access.js';
 import { requireUser } from '../auth/guards.js';
 import { withHealth } from '../placement/health-views.js';
 import { noFolder } from '../repositories/namespace.js';
@@ -45,18 +45,16 @@ const namespace: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['namespace'],
         summary: 'Create a folder and any missing parents (mkdir -p)',
         body: FolderCreate,
-        response: { 201: FolderView, 400: E, 401: E, 409: E, 500: E },
+        response: { 201: FolderView, 400: E, 401: E, 403: E, 409: E, 500: E },
       },
     },
-    // Folders it creates belong to the caller; existing ones keep their owner. An existing
-    // folder the caller may not see is a taken name, not a view: its owner and sharing are
-    // not the caller's to learn.
+    // Folders it creates belong to the caller; existing ones keep their owner. Where the
+    // caller may create, and what it learns of names it may not see: auth/create-access.ts.
     async (req, reply) => {
-      const existing = await app.namespaceRepo.listedFolderAt(req.body.path);
-      if (existing && !(await folderVisible(req, existing))) {
-        throw new FreeLoaderError('ALREADY_EXISTS', `"${req.body.path}" is taken`);
-      }
-      return reply.status(201).send(await app.namespaceRepo.mkdirp(req.body.path, req.user!.id));
+      const plan = await requireCreatable(req, req.body.path, 'folder');
+      return reply
+        .status(201)
+        .send(await app.namespaceRepo.mkdirp(req.body.path, req.user!.id, plan.newFrom));
     },
   );
 };

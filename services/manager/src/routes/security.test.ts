@@ -152,7 +152,7 @@ describe('audit log', () => {
       method: 'POST',
       url: '/api/v1/datasets',
       headers: { authorization: `Bearer ${hedy}` },
-      payload: { uri: 'http://169.254.169.254/latest/', name: 'audit/meta' },
+      payload: { uri: 'http://169.254.169.254/latest/', name: 'ssrf-probe/meta' },
     });
     expect(ssrf.statusCode).toBe(403);
 
@@ -184,7 +184,7 @@ describe('audit log', () => {
         outcome: 'ok',
       }),
     );
-    expect(find('dataset.import', 'audit/meta')).toMatchObject({
+    expect(find('dataset.import', 'ssrf-probe/meta')).toMatchObject({
       actor: 'hedy',
       outcome: 'refused',
     });
