@@ -91,25 +91,37 @@ export async function writeMasterKeyFileOnce(path: string, key: Buffer): Promise
 }
 
 /**
- * The marker beside the key file saying a copy was exported: without a copy, losing the key
- * file makes every encrypted dataset unreadable (the database holds only a check value).
+ * The marker file beside a key file: how exports were recorded before they were kept in the
+ * database (migration 021), and still where `key export` notes one when it cannot reach the
+ * database; the manager moves it into the database at its next start (master-key-exports.ts).
  *
  * @example exportedMarkerPath('/home/fl/.freeloader/manager/master.key') // '…/master.key.exported'
  */
 export const exportedMarkerPath = (keyPath: string): string => `${keyPath}.exported`;
 
-/** Has the key at `keyPath` ever been exported (`freeloader manager key export`)? */
-export const masterKeyExported = (keyPath: string): boolean =>
-  existsSync(exportedMarkerPath(keyPath));
+/**
+ * The marker file's line: where and when, never the key.
+ *
+ * @example exportNote('/media/usb/fl.key') // 'exported 2026-11-27T12:00:00.000Z to /media/usb/fl.key'
+ */
+export const exportNote = (out: string): string =>
+  `exported ${new Date().toISOString()} to ${resolve(out)}`;
+
+/** Write the marker file beside `keyPath` (see {@link exportedMarkerPath}). */
+export async function writeExportMarker(keyPath: string, out: string): Promise<void> {
+  await writeFile(exportedMarkerPath(keyPath), `${exportNote(out)}\n`, {
+    mode: MASTER_KEY_FILE_MODE,
+  });
+}
 
 /**
  * Copy the master key at `keyPath` to `out` (mode 0600, never over an existing file: a backup
- * overwritten by a wrong key is worse than none), then mark the key exported so the manager
- * stops warning at start. The marker names where and when, never the key.
+ * overwritten by a wrong key is worse than none); returns the key, for recording the export
+ * (recordKeyExport, by the key's check value).
  *
- * @example await exportMasterKey('/home/fl/.freeloader/manager/master.key', '/media/usb/fl-master.key')
+ * @example const key = await exportMasterKey('/home/fl/.freeloader/manager/master.key', '/media/usb/fl-master.key')
  */
-export async function exportMasterKey(keyPath: string, out: string): Promise<void> {
+export async function exportMasterKey(keyPath: string, out: string): Promise<Buffer> {
   const key = await readMasterKeyFile(keyPath);
   if (!key) {
     throw new FreeLoaderError(
@@ -124,9 +136,5 @@ export async function exportMasterKey(keyPath: string, out: string): Promise<voi
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     throw new FreeLoaderError('ALREADY_EXISTS', `${out} exists: export to a new file`);
   }
-  await writeFile(
-    exportedMarkerPath(keyPath),
-    `exported ${new Date().toISOString()} to ${resolve(out)}\n`,
-    { mode: MASTER_KEY_FILE_MODE },
-  );
+  return key;
 }

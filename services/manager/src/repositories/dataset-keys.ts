@@ -4,12 +4,12 @@ import { DATA_KEY_BYTES, FreeLoaderError } from '@freeloader/protocol';
 import { unwrapDataKey, wrapDataKey } from '../db/data-key-wrap.js';
 import {
   masterKeyCheck,
-  masterKeyExported,
   masterKeyPath,
   readMasterKeyFile,
   writeMasterKeyFileOnce,
 } from '../db/master-key-file.js';
 import type { Queryable } from '../db/pool.js';
+import { adoptExportMarker, keyExported } from './master-key-exports.js';
 import { deleteSetting, getSetting, putSettingOnce } from './settings.js';
 
 /** Where migration 017 kept the master key, in the database; moved out to the file at start. */
@@ -159,8 +159,11 @@ export default fp(
   async (app) => {
     const path = masterKeyPath(app.config);
     const master = await loadMasterKey(app.pg, path);
+    // A marker file beside the key (older managers, or an export that found no database) is
+    // moved into the database, where every manager of it sees it.
+    await adoptExportMarker(app.pg, path, master);
     // Once a start, without the key: a lost key file is every encrypted dataset lost.
-    if (!masterKeyExported(path)) {
+    if (!(await keyExported(app.pg, master))) {
       app.log.warn(
         { keyFile: path },
         `the master key has never been backed up: if ${path} is lost, every encrypted dataset ` +

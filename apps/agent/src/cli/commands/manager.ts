@@ -81,7 +81,10 @@ export function registerManager(program: Command): void {
 /**
  * `freeloader manager key export --out FILE`: the only backup of the master key. Without it a
  * lost key file makes every encrypted dataset unreadable; restore by copying FILE back to
- * <home>/manager/master.key (mode 0600) or starting with `--master-key-file FILE`.
+ * <home>/manager/master.key (mode 0600) or starting with `--master-key-file FILE`. The export is
+ * recorded in the manager's database (`--database-url`/DATABASE_URL, else the embedded one of a
+ * manager running with `--home`) by the key's check value, so every manager using the key stops
+ * warning.
  */
 function registerKeyExport(manager: Command): void {
   manager
@@ -95,17 +98,36 @@ function registerKeyExport(manager: Command): void {
     // --home and --master-key-file are `manager`'s own options (freeloader manager --home DIR key export …
     // or after export: Commander hands them to `manager` either way).
     .action(async (_opts: unknown, cmd: Command) => {
-      const opts = cmd.optsWithGlobals<{ out: string; home: string; masterKeyFile?: string }>();
-      const { exportMasterKey, masterKeyPath } = await importManager();
+      const opts = cmd.optsWithGlobals<{
+        out: string;
+        home: string;
+        masterKeyFile?: string;
+        databaseUrl?: string;
+      }>();
+      const { exportAndRecord, masterKeyPath } = await importManager();
       const masterKeyFile = opts.masterKeyFile ?? process.env.FREELOADER_MASTER_KEY_FILE;
       const keyPath = masterKeyPath({
         home: opts.home,
         ...(masterKeyFile ? { masterKeyFile } : {}),
       });
-      await exportMasterKey(keyPath, opts.out);
+      const databaseUrl = opts.databaseUrl ?? process.env.DATABASE_URL;
+      const recorded = await exportAndRecord({
+        keyPath,
+        out: opts.out,
+        home: opts.home,
+        ...(databaseUrl ? { databaseUrl } : {}),
+      });
       console.error(
         `master key of ${keyPath} written to ${opts.out} (mode 0600): keep it off this machine; ` +
           `restore with --master-key-file ${opts.out} or by copying it to ${keyPath}`,
+      );
+      // Every manager of the database stops warning at its next start once the export is
+      // recorded there; a note beside the key gets there when this key's manager next starts.
+      console.error(
+        recorded.recordedIn === 'database'
+          ? 'export recorded in the database: no manager using this key warns about it any more'
+          : `export noted beside the key (${recorded.why}); the manager records it in its ` +
+              'database at its next start',
       );
     });
 }
