@@ -1,19 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  exited,
-  freePort,
-  isRunning,
-  pidsMentioning,
-  runCli,
-  spawnCli,
-  waitFor,
-} from '../test/processes.js';
+import { freshHome, removeHomes } from '../test/fresh-home.js';
+import { exited, freePort, isRunning, runCli, spawnCli, waitFor } from '../test/processes.js';
 
 /**
  * `freeloader manager key export` (issue 17 leftovers): the export is recorded in the database
@@ -22,20 +14,7 @@ import {
  * key when no database answers. The two-managers-on-one-database case is the manager's own
  * test (services/manager/src/db/master-key-export.test.ts).
  */
-const homes: string[] = [];
-afterAll(async () => {
-  for (const home of homes) {
-    for (const pid of await pidsMentioning(home)) process.kill(pid, 'SIGKILL');
-    await rm(home, { recursive: true, force: true });
-  }
-});
-
-async function freshHome(): Promise<string> {
-  const home = await mkdtemp(join(tmpdir(), 'fl-key-export-cli-'));
-  await chmod(home, 0o711); // embedded PostgreSQL runs as `postgres` when we are root
-  homes.push(home);
-  return home;
-}
+afterAll(removeHomes);
 
 const NEVER_BACKED_UP = 'never been backed up';
 
@@ -69,7 +48,7 @@ async function startManager(home: string, pgPort: number) {
 
 describe('freeloader manager key export', { timeout: 300_000 }, () => {
   it('records the export in the running manager’s database: its next start does not warn', async () => {
-    const home = await freshHome();
+    const home = await freshHome('fl-key-export-cli-');
     const pgPort = await freePort();
     const first = await startManager(home, pgPort);
     expect(first.out.text).toContain(NEVER_BACKED_UP);
@@ -91,7 +70,7 @@ describe('freeloader manager key export', { timeout: 300_000 }, () => {
   });
 
   it('with no database to reach, notes the export beside the key and says so', async () => {
-    const home = await freshHome();
+    const home = await freshHome('fl-key-export-cli-');
     const key = join(home, 'master.key');
     await writeFile(key, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
     const out = join(home, 'offline-backup.key');

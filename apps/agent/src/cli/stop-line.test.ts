@@ -1,31 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  exited,
-  freePort,
-  isRunning,
-  pidsMentioning,
-  spawnCli,
-  waitFor,
-} from '../test/processes.js';
+import { freshHome, removeHomes } from '../test/fresh-home.js';
+import { exited, freePort, isRunning, spawnCli, waitFor } from '../test/processes.js';
 
-const homes: string[] = [];
-afterAll(async () => {
-  for (const home of homes) {
-    for (const pid of await pidsMentioning(home)) process.kill(pid, 'SIGKILL');
-    await rm(home, { recursive: true, force: true });
-  }
-});
-
-async function freshHome(prefix: string): Promise<string> {
-  const home = await mkdtemp(join(tmpdir(), prefix));
-  await chmod(home, 0o711); // embedded PostgreSQL runs as `postgres` when we are root
-  homes.push(home);
-  return home;
-}
+afterAll(removeHomes);
 
 /** Spawn, collect stderr and stdout, and wait until `ready` shows in either. */
 async function startUntil(args: string[], env: NodeJS.ProcessEnv, ready: RegExp) {
