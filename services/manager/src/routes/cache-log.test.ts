@@ -95,7 +95,7 @@ describe('eviction log', () => {
       method: 'POST',
       url: '/api/v1/datasets',
       headers: alice,
-      payload: { uri: src.url, name: 'log/new.bin' },
+      payload: { uri: src.url, name: 'incoming/new.bin' },
     });
     expect(res.statusCode, res.body).toBe(201);
     const created = res.json().dataset.id as string;
@@ -106,7 +106,7 @@ describe('eviction log', () => {
         datasetId: old,
         datasetPath: 'log/old.bin',
         reason: 'import',
-        forPath: 'log/new.bin',
+        forPath: 'incoming/new.bin',
         forDatasetId: created,
         forUserId: alice.userId,
         forUserName: expect.stringMatching(/^scientist-/),
