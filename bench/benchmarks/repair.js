@@ -18,9 +18,11 @@ import {
   datasetHealth,
   pollFor,
   repairCapRate,
+  repairCapRateWithForeground,
   repairQueue,
   sampleRss,
   sendersOf,
+  servedByDonor,
 } from '../lib/repair-watch.js';
 import { managerGet } from '../lib/extra-agents.js';
 import { DEFAULT_LINKS, createTestbed, exec } from '../lib/testbed.js';
@@ -105,7 +107,7 @@ export default {
         const { sha256 } = await fileDigest(out);
         if (sha256 !== fg.sha256) throw new Error(`${what}: output differs from the source`);
         await exec(tb.client, 'rm', ['-f', out]);
-        return parseGetSummary(got.stderr);
+        return { ...parseGetSummary(got.stderr), served: servedByDonor(got.stderr) };
       };
 
       // Kill the victim; repair starts when the manager counts it lost.
@@ -170,9 +172,7 @@ export default {
           // The queue in the log as it changes: where a slow repair spends its time.
           const q = await repairQueue(tb, fl);
           const receivers = new Set(
-            /** @type {Array<{ state: string, toAgent: string | null }>} */ (q.units)
-              .filter((u) => u.state === 'running')
-              .map((u) => u.toAgent),
+            q.units.filter((u) => u.state === 'running').map((u) => u.toAgent),
           ).size;
           const line =
             `waiting ${q.waitingUnits} running ${q.runningUnits} units, ${q.bytes} bytes; ` +
@@ -200,6 +200,19 @@ export default {
         })),
         receivers: down.map((m) => m * 1e6),
       });
+      // The same bound with each sender's uplink also carrying what it served the foreground
+      // get inside the repair (repair yields to readers): the row's target stays the caps alone.
+      const getOverlap = Math.min(1, (repairedAt - lostAt) / (fgDuring.endedAt - lostAt));
+      const ipOf = new Map(tb.donors.map((d) => [d.name, d.ip]));
+      const withForeground = repairCapRateWithForeground({
+        b,
+        senders: [...toSend].map(([host, bytesToSend]) => ({
+          bytes: bytesToSend,
+          bps: (up[live.findIndex((d) => d.name === host)] ?? 0) * 1e6,
+          fgBytes: (fgDuring.served.get(ipOf.get(host) ?? '') ?? 0) * getOverlap,
+        })),
+        receivers: down.map((m) => m * 1e6),
+      });
       rows.push({
         case: `repair after kill -9 of 1 of ${DONORS} donors (n=2), ${bytes / MiB} + ${fgBytes / MiB} MiB`,
         params: {
@@ -210,6 +223,8 @@ export default {
           bBytesPerS: b,
           liveDonors: live.length,
           bytesToSendPerDonor: Object.fromEntries(toSend),
+          limitWithForegroundMbps: Number((withForeground / 1e6).toFixed(1)),
+          ratioWithForeground: Number((repaired / repairS / withForeground).toFixed(3)),
         },
         mbps: repaired / repairS / 1e6,
         limitMbps: allowed / 1e6,
@@ -223,7 +238,6 @@ export default {
 
       // The same get with the repair over: the same live donors, nothing else moving.
       const fgAfter = await getForeground('foreground get, repair over');
-      const overlap = Math.min(1, (repairedAt - lostAt) / (fgDuring.endedAt - lostAt));
       rows.push(
         {
           case: `foreground get of ${fgBytes / MiB} MiB, repair over (reference)`,
@@ -239,7 +253,7 @@ export default {
           case: `foreground get of ${fgBytes / MiB} MiB during the repair`,
           params: {
             seconds: fgDuring.seconds,
-            shareOfGetInsideRepair: Number(overlap.toFixed(2)),
+            shareOfGetInsideRepair: Number(getOverlap.toFixed(2)),
           },
           mbps: fgDuring.mbps,
           limitMbps: fgAfter.mbps,

@@ -76,7 +76,7 @@ export async function datasetHealth(tb, fl, path) {
  *
  * @param {import('./testbed.js').Testbed} tb
  * @param {import('./freeloader-lan.js').FreeLoaderLan} fl
- * @returns {Promise<{ waitingUnits: number, runningUnits: number, bytes: number, doneBytesLastHour: number }>}
+ * @returns {Promise<{ waitingUnits: number, runningUnits: number, bytes: number, rate: number, doneBytesLastHour: number, units: Array<{ state: string, toAgent: string | null }> }>}
  */
 export async function repairQueue(tb, fl) {
   return /** @type {any} */ (await managerGet(tb, fl, '/repairs'));
@@ -167,4 +167,46 @@ export function sendersOf(placement, sizeBytes, victim) {
     out.set(sender, (out.get(sender) ?? 0) + len);
   }
   return out;
+}
+
+/** A donor line of `freeloader get --stats`: address, MB delivered, busy seconds. */
+const DONOR_LINE = /^\s+\[?([\d.:a-f]+?)\]?:\d+\s+([\d.]+) MB\s+([\d.]+) s\s/gm;
+
+/**
+ * Bytes each donor delivered to a `freeloader get --stats`, by its address (MB = 10^6 bytes, as
+ * printed: one decimal).
+ *
+ * @param {string} stderr
+ * @returns {Map<string, number>} donor IP → bytes
+ * @example servedByDonor('  10.77.1.2:7500            12.6 MB    1.25 s    10.1 MB/s') // Map { '10.77.1.2' => 12600000 }
+ */
+export function servedByDonor(stderr) {
+  const out = new Map();
+  for (const m of stderr.matchAll(DONOR_LINE)) out.set(m[1], Number(m[2]) * 1e6);
+  return out;
+}
+
+/**
+ * The repair rate the caps allow while a foreground read shares the senders' uplinks
+ * (bytes/s): as {@link repairCapRate}, and besides each sender's uplink must carry its repair
+ * bytes plus what it served the foreground read during the repair (`fgBytes`, already scaled
+ * by the share of the read inside the repair). Repair yields to readers, so that share of the
+ * link is not repair's: with a 64 MiB get at 50 MB/s over 5 donors of 12 MB/s inside a 2.7 s
+ * repair, the senders' links, not b, bound the repair. Still an upper bound: repair cannot use
+ * the link above b once the read is over.
+ *
+ * @param {{ b: number, senders: Array<{ bytes: number, bps: number, fgBytes: number }>, receivers: number[] }} caps
+ * @returns {number}
+ * @example
+ *   // One sender of 24 MB at b = 8 MB/s on a 12 MB/s link that also served 12 MB to a reader:
+ *   repairCapRateWithForeground({ b: 8e6, senders: [{ bytes: 24e6, bps: 12e6, fgBytes: 12e6 }],
+ *     receivers: [12e6] }) // 8e6 (3 s either way); with fgBytes 24e6: 6e6 (48 MB take 4 s)
+ */
+export function repairCapRateWithForeground({ b, senders, receivers }) {
+  const total = senders.reduce((s, x) => s + x.bytes, 0);
+  const busiest = Math.max(
+    ...senders.map((x) => Math.max(x.bytes / Math.min(b, x.bps), (x.bytes + x.fgBytes) / x.bps)),
+  );
+  const intake = receivers.reduce((s, l) => s + Math.min(b, l), 0);
+  return total / Math.max(busiest, total / intake);
 }

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { repairCapRate, sendersOf } from './repair-watch.js';
+import {
+  repairCapRate,
+  repairCapRateWithForeground,
+  sendersOf,
+  servedByDonor,
+} from './repair-watch.js';
 
 const MiB = 2 ** 20;
 
@@ -40,5 +45,34 @@ describe('sendersOf', () => {
     // twin on b. Morsel 3 is 5 bytes (35 in all).
     const out = sendersOf({ morselSize: 10, morsels: 4, extents }, 35, 'v');
     expect(Object.fromEntries(out)).toEqual({ a: 15, b: 10 });
+  });
+});
+
+describe('repairCapRateWithForeground', () => {
+  it('is repairCapRate when the reader took nothing, and lower once the link must carry both', () => {
+    const receivers = [12e6];
+    const quiet = [{ bytes: 24e6, bps: 12e6, fgBytes: 0 }];
+    expect(repairCapRateWithForeground({ b: 8e6, senders: quiet, receivers })).toBeCloseTo(
+      repairCapRate({ b: 8e6, senders: quiet, receivers }),
+      0,
+    );
+    const shared = [{ bytes: 24e6, bps: 12e6, fgBytes: 24e6 }];
+    expect(repairCapRateWithForeground({ b: 8e6, senders: shared, receivers })).toBeCloseTo(6e6, 0);
+  });
+});
+
+describe('servedByDonor', () => {
+  it("reads each donor's delivered bytes from get --stats", () => {
+    const stderr = [
+      'donor                   delivered     busy     rate',
+      '  10.77.1.2:7500            12.6 MB    1.25 s    10.1 MB/s',
+      '  10.77.1.6:7500             9.0 MB    1.39 s     9.0 MB/s',
+    ].join('\n');
+    expect(servedByDonor(stderr)).toEqual(
+      new Map([
+        ['10.77.1.2', 12.6e6],
+        ['10.77.1.6', 9e6],
+      ]),
+    );
   });
 });
