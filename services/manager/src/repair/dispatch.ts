@@ -43,6 +43,8 @@ interface Group {
   sources: Set<string>;
   seeds: boolean;
   bytes: number;
+  /** Queued behind another job of its destination (a repair channel). */
+  behind: boolean;
 }
 
 /**
@@ -149,7 +151,8 @@ export async function dispatchRepairs(
     if (!target || target.freeBytes < unit.bytes) continue;
     target.freeBytes -= unit.bytes;
     if (!group) {
-      group = { to, dataset, units: [], sources: new Set(), seeds: false, bytes: 0 };
+      const behind = chainedTo !== undefined;
+      group = { to, dataset, units: [], sources: new Set(), seeds: false, bytes: 0, behind };
       groups.push(group);
       receiving.add(to);
       // A group's sources are those of its first unit: later units ride along only on them.
@@ -174,7 +177,11 @@ export async function dispatchRepairs(
   }
   // Side by side: each job locks only its own destination's agent row and its own units, and
   // one after another the last of five first jobs was queued 0.35 s after the first (load 5).
-  await Promise.all(groups.map((g) => queueGroup(deps, g, g.seeds ? seedRate : b)));
+  // Jobs that start at once first: those queued behind them are not needed before they end.
+  for (const behind of [false, true]) {
+    const batch = groups.filter((g) => g.behind === behind);
+    await Promise.all(batch.map((g) => queueGroup(deps, g, g.seeds ? seedRate : b)));
+  }
   return groups.reduce((n, g) => n + g.units.length, 0);
 }
 
