@@ -200,8 +200,9 @@ export default {
         })),
         receivers: down.map((m) => m * 1e6),
       });
-      // The same bound with each sender's uplink also carrying what it served the foreground
-      // get inside the repair (repair yields to readers): the row's target stays the caps alone.
+      // The same bound when readers come first (repair yields to them): while a sender serves
+      // the foreground get, repair has only what the get leaves of its uplink. The row's target
+      // stays the caps alone; this is beside it (docs/repair.md).
       const getOverlap = Math.min(1, (repairedAt - lostAt) / (fgDuring.endedAt - lostAt));
       const ipOf = new Map(tb.donors.map((d) => [d.name, d.ip]));
       const withForeground = repairCapRateWithForeground({
@@ -209,7 +210,8 @@ export default {
         senders: [...toSend].map(([host, bytesToSend]) => ({
           bytes: bytesToSend,
           bps: (up[live.findIndex((d) => d.name === host)] ?? 0) * 1e6,
-          fgBytes: (fgDuring.served.get(ipOf.get(host) ?? '') ?? 0) * getOverlap,
+          fgBytes: (fgDuring.served.get(ipOf.get(host) ?? '')?.bytes ?? 0) * getOverlap,
+          fgSeconds: (fgDuring.served.get(ipOf.get(host) ?? '')?.seconds ?? 0) * getOverlap,
         })),
         receivers: down.map((m) => m * 1e6),
       });

@@ -173,40 +173,45 @@ export function sendersOf(placement, sizeBytes, victim) {
 const DONOR_LINE = /^\s+\[?([\d.:a-f]+?)\]?:\d+\s+([\d.]+) MB\s+([\d.]+) s\s/gm;
 
 /**
- * Bytes each donor delivered to a `freeloader get --stats`, by its address (MB = 10^6 bytes, as
- * printed: one decimal).
+ * What each donor delivered to a `freeloader get --stats` and how long it was busy, by its
+ * address (MB = 10^6 bytes, as printed: one decimal).
  *
  * @param {string} stderr
- * @returns {Map<string, number>} donor IP → bytes
- * @example servedByDonor('  10.77.1.2:7500            12.6 MB    1.25 s    10.1 MB/s') // Map { '10.77.1.2' => 12600000 }
+ * @returns {Map<string, { bytes: number, seconds: number }>} donor IP → bytes and busy seconds
+ * @example servedByDonor('  10.77.1.2:7500            12.6 MB    1.25 s    10.1 MB/s') // Map { '10.77.1.2' => { bytes: 12600000, seconds: 1.25 } }
  */
 export function servedByDonor(stderr) {
   const out = new Map();
-  for (const m of stderr.matchAll(DONOR_LINE)) out.set(m[1], Number(m[2]) * 1e6);
+  for (const m of stderr.matchAll(DONOR_LINE)) {
+    out.set(m[1], { bytes: Number(m[2]) * 1e6, seconds: Number(m[3]) });
+  }
   return out;
 }
 
 /**
- * The repair rate the caps allow while a foreground read shares the senders' uplinks
- * (bytes/s): as {@link repairCapRate}, and besides each sender's uplink must carry its repair
- * bytes plus what it served the foreground read during the repair (`fgBytes`, already scaled
- * by the share of the read inside the repair). Repair yields to readers, so that share of the
- * link is not repair's: with a 64 MiB get at 50 MB/s over 5 donors of 12 MB/s inside a 2.7 s
- * repair, the senders' links, not b, bound the repair. Still an upper bound: repair cannot use
- * the link above b once the read is over.
+ * The repair rate the caps allow when readers come first (bytes/s): as {@link repairCapRate},
+ * but while a sender serves the foreground read (`fgSeconds`, at `fgBytes / fgSeconds`) repair
+ * gets only what that read leaves of its uplink, and afterwards no more than b. So a sender
+ * needs fgSeconds + (its bytes − what fit beside the read) / min(b, link). With the benchmark's
+ * get (~10 MB/s from each 11.8 MB/s uplink for ~1.3 s) inside a 2.6 s repair at b, the senders
+ * need ~3.6 s: 0.72 of the caps-only rate.
  *
- * @param {{ b: number, senders: Array<{ bytes: number, bps: number, fgBytes: number }>, receivers: number[] }} caps
+ * @param {{ b: number, senders: Array<{ bytes: number, bps: number, fgBytes: number, fgSeconds: number }>, receivers: number[] }} caps
  * @returns {number}
  * @example
- *   // One sender of 24 MB at b = 8 MB/s on a 12 MB/s link that also served 12 MB to a reader:
- *   repairCapRateWithForeground({ b: 8e6, senders: [{ bytes: 24e6, bps: 12e6, fgBytes: 12e6 }],
- *     receivers: [12e6] }) // 8e6 (3 s either way); with fgBytes 24e6: 6e6 (48 MB take 4 s)
+ *   // 24 MB at b = 8 MB/s on a 12 MB/s link, after 1 s of a reader taking 11 MB/s: 1 s + 23 MB at b.
+ *   repairCapRateWithForeground({ b: 8e6, senders: [{ bytes: 24e6, bps: 12e6, fgBytes: 11e6, fgSeconds: 1 }],
+ *     receivers: [12e6] }) // 24e6 / (1 + 23e6 / 8e6) ≈ 6.19e6
  */
 export function repairCapRateWithForeground({ b, senders, receivers }) {
   const total = senders.reduce((s, x) => s + x.bytes, 0);
-  const busiest = Math.max(
-    ...senders.map((x) => Math.max(x.bytes / Math.min(b, x.bps), (x.bytes + x.fgBytes) / x.bps)),
-  );
+  const need = senders.map((x) => {
+    const pace = Math.min(b, x.bps);
+    if (x.fgSeconds <= 0) return x.bytes / pace;
+    const beside = Math.min(pace, Math.max(0, x.bps - x.fgBytes / x.fgSeconds)) * x.fgSeconds;
+    if (beside >= x.bytes) return x.bytes / Math.min(pace, beside / x.fgSeconds);
+    return x.fgSeconds + (x.bytes - beside) / pace;
+  });
   const intake = receivers.reduce((s, l) => s + Math.min(b, l), 0);
-  return total / Math.max(busiest, total / intake);
+  return total / Math.max(...need, total / intake);
 }

@@ -49,20 +49,24 @@ describe('sendersOf', () => {
 });
 
 describe('repairCapRateWithForeground', () => {
-  it('is repairCapRate when the reader took nothing, and lower once the link must carry both', () => {
+  it('is repairCapRate without a reader, and counts the time the reader held the link', () => {
     const receivers = [12e6];
-    const quiet = [{ bytes: 24e6, bps: 12e6, fgBytes: 0 }];
+    const quiet = [{ bytes: 24e6, bps: 12e6, fgBytes: 0, fgSeconds: 0 }];
     expect(repairCapRateWithForeground({ b: 8e6, senders: quiet, receivers })).toBeCloseTo(
       repairCapRate({ b: 8e6, senders: quiet, receivers }),
       0,
     );
-    const shared = [{ bytes: 24e6, bps: 12e6, fgBytes: 24e6 }];
-    expect(repairCapRateWithForeground({ b: 8e6, senders: shared, receivers })).toBeCloseTo(6e6, 0);
+    // 1 s at the 1 MB/s the reader leaves, then 23 MB at b.
+    const shared = [{ bytes: 24e6, bps: 12e6, fgBytes: 11e6, fgSeconds: 1 }];
+    expect(repairCapRateWithForeground({ b: 8e6, senders: shared, receivers })).toBeCloseTo(
+      24e6 / (1 + 23e6 / 8e6),
+      0,
+    );
   });
 });
 
 describe('servedByDonor', () => {
-  it("reads each donor's delivered bytes from get --stats", () => {
+  it("reads each donor's delivered bytes and busy time from get --stats", () => {
     const stderr = [
       'donor                   delivered     busy     rate',
       '  10.77.1.2:7500            12.6 MB    1.25 s    10.1 MB/s',
@@ -70,8 +74,8 @@ describe('servedByDonor', () => {
     ].join('\n');
     expect(servedByDonor(stderr)).toEqual(
       new Map([
-        ['10.77.1.2', 12.6e6],
-        ['10.77.1.6', 9e6],
+        ['10.77.1.2', { bytes: 12.6e6, seconds: 1.25 }],
+        ['10.77.1.6', { bytes: 9e6, seconds: 1.39 }],
       ]),
     );
   });
