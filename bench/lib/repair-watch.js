@@ -76,7 +76,7 @@ export async function datasetHealth(tb, fl, path) {
  *
  * @param {import('./testbed.js').Testbed} tb
  * @param {import('./freeloader-lan.js').FreeLoaderLan} fl
- * @returns {Promise<{ waitingUnits: number, runningUnits: number, bytes: number, doneBytesLastHour: number }>}
+ * @returns {Promise<{ waitingUnits: number, runningUnits: number, bytes: number, rate: number, doneBytesLastHour: number, units: Array<{ state: string, toAgent: string | null }> }>}
  */
 export async function repairQueue(tb, fl) {
   return /** @type {any} */ (await managerGet(tb, fl, '/repairs'));
@@ -167,4 +167,51 @@ export function sendersOf(placement, sizeBytes, victim) {
     out.set(sender, (out.get(sender) ?? 0) + len);
   }
   return out;
+}
+
+/** A donor line of `freeloader get --stats`: address, MB delivered, busy seconds. */
+const DONOR_LINE = /^\s+\[?([\d.:a-f]+?)\]?:\d+\s+([\d.]+) MB\s+([\d.]+) s\s/gm;
+
+/**
+ * What each donor delivered to a `freeloader get --stats` and how long it was busy, by its
+ * address (MB = 10^6 bytes, as printed: one decimal).
+ *
+ * @param {string} stderr
+ * @returns {Map<string, { bytes: number, seconds: number }>} donor IP → bytes and busy seconds
+ * @example servedByDonor('  10.77.1.2:7500            12.6 MB    1.25 s    10.1 MB/s') // Map { '10.77.1.2' => { bytes: 12600000, seconds: 1.25 } }
+ */
+export function servedByDonor(stderr) {
+  const out = new Map();
+  for (const m of stderr.matchAll(DONOR_LINE)) {
+    out.set(m[1], { bytes: Number(m[2]) * 1e6, seconds: Number(m[3]) });
+  }
+  return out;
+}
+
+/**
+ * The repair rate the caps allow when readers come first (bytes/s): as {@link repairCapRate},
+ * but while a sender serves the foreground read (`fgSeconds`, at `fgBytes / fgSeconds`) repair
+ * gets only what that read leaves of its uplink, and afterwards no more than b. So a sender
+ * needs fgSeconds + (its bytes − what fit beside the read) / min(b, link). With the benchmark's
+ * get (~10 MB/s from each 11.8 MB/s uplink for ~1.3 s) inside a 2.6 s repair at b, the senders
+ * need ~3.6 s: 0.72 of the caps-only rate.
+ *
+ * @param {{ b: number, senders: Array<{ bytes: number, bps: number, fgBytes: number, fgSeconds: number }>, receivers: number[] }} caps
+ * @returns {number}
+ * @example
+ *   // 24 MB at b = 8 MB/s on a 12 MB/s link, after 1 s of a reader taking 11 MB/s: 1 s + 23 MB at b.
+ *   repairCapRateWithForeground({ b: 8e6, senders: [{ bytes: 24e6, bps: 12e6, fgBytes: 11e6, fgSeconds: 1 }],
+ *     receivers: [12e6] }) // 24e6 / (1 + 23e6 / 8e6) ≈ 6.19e6
+ */
+export function repairCapRateWithForeground({ b, senders, receivers }) {
+  const total = senders.reduce((s, x) => s + x.bytes, 0);
+  const need = senders.map((x) => {
+    const pace = Math.min(b, x.bps);
+    if (x.fgSeconds <= 0) return x.bytes / pace;
+    const beside = Math.min(pace, Math.max(0, x.bps - x.fgBytes / x.fgSeconds)) * x.fgSeconds;
+    if (beside >= x.bytes) return x.bytes / Math.min(pace, beside / x.fgSeconds);
+    return x.fgSeconds + (x.bytes - beside) / pace;
+  });
+  const intake = receivers.reduce((s, l) => s + Math.min(b, l), 0);
+  return total / Math.max(...need, total / intake);
 }

@@ -173,16 +173,20 @@ export const REPAIR_SOURCE_RATE_BPS = 16 * 1024 * 1024;
  */
 export const FOREGROUND_QUIET_MS = 500;
 /**
- * Repair rate of a donor while it serves foreground reads, both ways (bytes/s): b / 8. Not 0,
- * so a donor read all day still repairs (slowly) instead of leaving data under-replicated.
- * Measured in the repair benchmark at full b: a foreground get kept 0.72 of its rate.
+ * Repair rate of a donor while it serves foreground reads, both ways (bytes/s): b / 32, about
+ * 2 % of a 100 Mbit/s uplink. Not 0, so a donor read all day still repairs (slowly) instead of
+ * leaving data under-replicated. Measured in the repair benchmark: at full b a foreground get
+ * kept 0.72 of its rate; at b / 8 (8 % of the uplink, with the hold below at 2 s) 0.61–0.80.
  */
-export const REPAIR_YIELD_RATE_BPS = REPAIR_DONOR_RATE_BPS / 8;
+export const REPAIR_YIELD_RATE_BPS = REPAIR_DONOR_RATE_BPS / 32;
 /**
- * Longest a sending donor holds one repair read to yield (milliseconds): well under the
- * readers' stall timeout (10 s), so a held repair read is never taken for a stalled donor.
+ * Longest a sending donor holds one repair read to yield (milliseconds): under the readers'
+ * stall timeout (10 s, DONOR_STALL_TIMEOUT_MS), so a held repair read is never taken for a
+ * stalled donor. It bounds the yield: a repair job reads from its sender on one connection, so
+ * one 1 MiB morsel per hold gets through (0.25 MiB/s at 4 s; at 2 s the hold, not the yield
+ * rate, set repair's share of a busy donor's uplink).
  */
-export const REPAIR_YIELD_MAX_HOLD_MS = 2_000;
+export const REPAIR_YIELD_MAX_HOLD_MS = 4_000;
 
 /**
  * Bytes of repair units grouped into one repair job (one destination, one claim): 32 s at the

@@ -9,7 +9,8 @@
 export class LaneBuffers {
   private readonly slots: Buffer[] = [];
 
-  constructor(private readonly size: number) {}
+  /** @param size bytes of each buffer (a morsel size) */
+  constructor(readonly size: number) {}
 
   /** The buffer of `lane` (only one item of a lane runs at a time, so it is never shared). */
   of(lane: number): Buffer {

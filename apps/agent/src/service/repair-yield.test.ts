@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   generateSigningKeys,
   MIN_MORSEL_SIZE,
+  REPAIR_YIELD_MAX_HOLD_MS,
   repairSubject,
   signCapability,
 } from '@freeloader/protocol';
@@ -21,7 +22,7 @@ const MS = MIN_MORSEL_SIZE;
 const keys = generateSigningKeys();
 const agentId = randomUUID();
 /** Longest hold of one repair read (the service's cap). */
-const HOLD_MS = 2_000;
+const HOLD_MS = REPAIR_YIELD_MAX_HOLD_MS;
 
 describe('repair reads yield to client reads on a donor', () => {
   let dir: string;

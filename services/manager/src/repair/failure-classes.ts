@@ -79,3 +79,22 @@ export class FailureClasses {
     await this.deps.liveness.flush();
   }
 }
+
+/**
+ * The donors whose copies must be re-created, from the persisted marks alone (no side effects:
+ * nothing is marked lost or reintegrated, as {@link FailureClasses.update} does). A lost donor
+ * heartbeating again is left out: the next full pass reintegrates it.
+ */
+export function departures(
+  marks: readonly FailureMarks[],
+  isLive: (agentId: string) => boolean,
+): Map<string, Departure> {
+  const departing = new Map<string, Departure>();
+  for (const a of marks) {
+    if (a.bandwidthOnly) continue;
+    if (a.revoked) departing.set(a.id, 'revoked');
+    else if (a.leaving) departing.set(a.id, 'leaving');
+    else if (a.lost && !isLive(a.id)) departing.set(a.id, 'lost');
+  }
+  return departing;
+}

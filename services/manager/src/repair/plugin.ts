@@ -25,7 +25,10 @@ export default fp<RepairPluginOptions>(
       if (e.type === 'agent' && e.state === 'revoked') scheduler.poke();
       // A finished job frees its destination and sources: hand them the next units now rather
       // than at the next tick (REPAIR_TICK_MS idle per job otherwise slowed repair below its caps).
-      if (e.type === 'transfer' && (e.state === 'done' || e.state === 'failed')) scheduler.poke();
+      // A job done committed its units, so the queue stands and only dispatch runs; a failed
+      // one left units to requeue, which takes a full pass.
+      if (e.type === 'transfer' && e.state === 'done') scheduler.poke(false);
+      if (e.type === 'transfer' && e.state === 'failed') scheduler.poke();
     });
     if (opts.timers !== false) app.addHook('onReady', async () => scheduler.start());
     app.addHook('preClose', async () => {

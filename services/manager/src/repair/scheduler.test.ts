@@ -82,6 +82,23 @@ describe('failure classes', () => {
     );
     expect(outages.rows.map((r) => Number(r.d))).toEqual([1_200]);
   });
+
+  it('are left alone by a dispatch-only pass (a finished job): only a full pass marks lost', async () => {
+    const a = await h.enroll();
+    now += REPAIR_AFTER_MS + 1_000;
+    expect(await h.app.repair.tick(false)).toBe(true);
+    expect(await classOf(a.agentId)).toBe('offline');
+    await h.app.repair.tick();
+    expect(await classOf(a.agentId)).toBe('lost');
+    await heartbeat(a.auth);
+    await h.app.repair.tick(false);
+    const row = await h.app.pg.query('SELECT 1 FROM agents WHERE id = $1 AND lost_at IS NOT NULL', [
+      a.agentId,
+    ]);
+    expect(row.rowCount).toBe(1);
+    await h.app.repair.tick();
+    expect(await classOf(a.agentId)).toBe('online');
+  });
 });
 
 describe('the scheduler lock', () => {
