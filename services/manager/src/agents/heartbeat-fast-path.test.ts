@@ -9,7 +9,8 @@ let h: Harness;
 let base: string;
 
 beforeAll(async () => {
-  h = await startHarness({ sourceAllow: ['10.9.0.0/16'] });
+  // Short waits: a wait the route holds for lack of news ends soon.
+  h = await startHarness({ sourceAllow: ['10.9.0.0/16'], jobWaitMs: 1_000 });
   await h.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
 });
@@ -94,6 +95,35 @@ describe('heartbeat fast path', () => {
     const { rows } = await h.app.pg.query('SELECT url FROM agents WHERE id = $1', [a.agentId]);
     expect(rows[0].url).toBe('http://10.9.0.2:7400');
     expect(h.app.heartbeatFastPath.answered).toBe(fast);
+  });
+});
+
+describe('job channel fast path', () => {
+  const wait = async (authorization: string, query: string) => {
+    const res = await fetch(`${base}/api/v1/jobs/wait?${query}`, { headers: { authorization } });
+    return {
+      status: res.status,
+      json: (await res.json()) as { jobsPending: boolean; cursor: string },
+    };
+  };
+
+  it("holds a wait with this run's cursor and answers it when a job is announced", async () => {
+    const a = await h.enroll();
+    const first = await wait(a.auth, 'check=true'); // the route: looks in the jobs table
+    expect(first).toMatchObject({ status: 200, json: { jobsPending: false } });
+    const held = wait(a.auth, `cursor=${first.json.cursor}`);
+    // Poll until the wait is held (a busy machine may take a while to deliver it).
+    for (let i = 0; i < 400 && !h.app.jobWaiters.isWaiting(a.agentId); i++) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    h.app.jobWaiters.notify(a.agentId);
+    const woke = await held;
+    expect(woke).toMatchObject({ status: 200, json: { jobsPending: true } });
+    expect(woke.json.cursor).not.toBe(first.json.cursor);
+    // A cursor it cannot judge and a bad one go to the route, as before.
+    expect((await wait(a.auth, 'cursor=ffff.1')).json.jobsPending).toBe(false);
+    expect((await wait(a.auth, `cursor=${'x'.repeat(70)}`)).status).toBe(400);
+    expect((await wait('Bearer agent.nobody.x', `cursor=${woke.json.cursor}`)).status).toBe(401);
   });
 });
 

@@ -8,6 +8,12 @@ import { agentOfHeader } from '../auth/guards.js';
 /** The route the fast path answers (the same one Fastify serves). */
 export const HEARTBEAT_PATH = '/api/v1/agents/heartbeat';
 
+/** The job channel route, answered ahead of Fastify when its cursor can be judged in memory. */
+export const JOB_WAIT_PATH = '/api/v1/jobs/wait';
+
+/** A job channel wait carrying only a cursor of the JobWaiters shape (epoch.sequence). */
+const WAIT_URL = /^\/api\/v1\/jobs\/wait\?cursor=([0-9a-f]{1,32}\.\d{1,15})$/;
+
 /** JSON bodies the fast path parses itself; any other media type goes to Fastify. */
 const JSON_TYPE = /^application\/json(;\s*charset=utf-8)?$/i;
 
@@ -79,15 +85,48 @@ export default fp(
       closing = true;
     });
 
-    /** The agent id when the request is one the fast path may take; undefined otherwise. */
+    /** The agent id when it authenticates from memory alone; undefined otherwise. */
+    const agentOf = (req: IncomingMessage): string | undefined => {
+      const who = agentOfHeader(req.headers.authorization);
+      return who && app.agentCredentials.verifyFresh(who.id, who.credential) ? who.id : undefined;
+    };
+
+    /** The agent id when the request is a heartbeat the fast path may take. */
     const admit = (req: IncomingMessage): string | undefined => {
       if (closing || !validate || req.method !== 'POST' || req.url !== HEARTBEAT_PATH) return;
       const h = req.headers;
       const length = Number(h['content-length']);
       if (!JSON_TYPE.test(h['content-type'] ?? '') || h['transfer-encoding'] !== undefined) return;
       if (h['content-encoding'] !== undefined || !(length > 0 && length <= MAX_JSON_BODY)) return;
-      const who = agentOfHeader(h.authorization);
-      return who && app.agentCredentials.verifyFresh(who.id, who.credential) ? who.id : undefined;
+      return agentOf(req);
+    };
+
+    /**
+     * A job channel wait held here when its cursor is one of this run's (no `check`, no body):
+     * what the route does after its database check, which such a cursor never needs. Each wait
+     * through Fastify cost as much manager CPU as a heartbeat, one per agent every JOB_WAIT_MS.
+     */
+    const holdWait = (req: IncomingMessage, res: ServerResponse): boolean => {
+      if (closing || req.method !== 'GET' || !req.url?.startsWith(JOB_WAIT_PATH)) return false;
+      const cursor = WAIT_URL.exec(req.url)?.[1];
+      const h = req.headers;
+      if (!cursor || h['content-length'] !== undefined || h['transfer-encoding'] !== undefined) {
+        return false;
+      }
+      const agentId = agentOf(req);
+      if (!agentId || app.jobWaiters.since(agentId, cursor) === 'unknown') return false;
+      const t0 = performance.now();
+      // The agent hung up (it stopped, or its call timed out): stop holding its wait.
+      const gone = new AbortController();
+      const onClose = (): void => gone.abort();
+      res.once('close', onClose);
+      void app.jobWaiters.wait(agentId, cursor, app.config.jobWaitMs, gone.signal).then((a) => {
+        res.off('close', onClose);
+        if (res.destroyed) return;
+        sendJson(res, JSON.stringify({ jobsPending: a.jobsPending, cursor: a.cursor }));
+        app.countResponse('GET', JOB_WAIT_PATH, 200, (performance.now() - t0) / 1000);
+      });
+      return true;
     };
 
     /** Answer from memory; false when Fastify must (nothing was changed then). */
@@ -109,11 +148,7 @@ export default fp(
         heartbeatIntervalMs: app.config.heartbeatIntervalMs,
         sourceAllow: policy.entries(),
       });
-      res.writeHead(200, {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': Buffer.byteLength(payload),
-      });
-      res.end(payload);
+      sendJson(res, payload);
       answered++;
       app.countResponse('POST', HEARTBEAT_PATH, 200, (performance.now() - t0) / 1000);
       return true;
@@ -127,6 +162,7 @@ export default fp(
       };
       server.removeAllListeners('request');
       server.on('request', (req: Replayable, res: ServerResponse) => {
+        if (holdWait(req, res)) return;
         const agentId = admit(req);
         if (agentId === undefined) return toFastify(req, res);
         const t0 = performance.now();
@@ -150,6 +186,15 @@ export default fp(
   },
   {
     name: 'heartbeat-fast-path',
-    dependencies: ['metrics', 'agent-credentials', 'soft-state'],
+    dependencies: ['metrics', 'agent-credentials', 'soft-state', 'job-channel'],
   },
 );
+
+/** 200 with a JSON text, as Fastify sends it. */
+function sendJson(res: ServerResponse, payload: string): void {
+  res.writeHead(200, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(payload),
+  });
+  res.end(payload);
+}
