@@ -6,6 +6,7 @@ import { HedgedFetch, type DonorRate } from './hedged-fetch.js';
 import { MorselLocator, placeNodes } from './morsel-locator.js';
 import { MorselSealing } from './morsel-sealing.js';
 import { MorselSlab } from './morsel-slab.js';
+import type { ReadTrace } from './read-trace.js';
 import { suffixCheck } from './suffix-check.js';
 import { SuffixReader } from './suffix-reader.js';
 
@@ -31,6 +32,8 @@ export interface ReaderOptions {
   dropped?: Iterable<string>;
   /** Told once per read when a donor is first left out (it stalled repeatedly or lost a hedge). */
   onDonorDropped?: (donorId: string, error: FreeLoaderError) => void;
+  /** Records where the read's time goes (`get --trace`). */
+  trace?: ReadTrace;
 }
 
 /** Morsels read ahead per donor beyond the one in flight (window sizing). */
@@ -60,6 +63,8 @@ export interface Morsel {
  */
 export class DatasetReader {
   readonly count: number;
+  /** Where the read's time goes, when traced. */
+  readonly trace: ReadTrace | undefined;
   private readonly pools: DonorPools;
   private readonly ownPools: boolean;
   private readonly hashes: HashPool;
@@ -81,6 +86,7 @@ export class DatasetReader {
     private readonly opts: ReaderOptions = {},
   ) {
     this.count = morselCount(map.dataset.sizeBytes, map.dataset.morselSize);
+    this.trace = opts.trace;
     this.ownPools = !opts.pools;
     this.pools = opts.pools ?? new DonorPools();
     this.mapHashes = opts.mapHashes ?? new MapHashes(map);
@@ -233,7 +239,9 @@ export class DatasetReader {
    */
   async readIntoSlot(index: number, signal?: AbortSignal, prefer?: string): Promise<Morsel> {
     this.checkIndex(index);
+    const t0 = performance.now();
     const slot = await this.slab.acquire();
+    this.trace?.mark('slot', index, t0);
     const release = (): void => this.slab.release(slot);
     try {
       const data = await this.fill(index, this.slab, slot.offset, slot.buffer, signal, prefer);
@@ -285,10 +293,14 @@ export class DatasetReader {
     const expected = await this.mapHashes.expected(index);
     const hash = (): Promise<string> => this.hashes.hashSlot(shared, offset, length);
     // Encrypted: the AES-GCM tag check (which opens the bytes in place) stands for the SHA-256.
-    const verified = async (): Promise<boolean> =>
-      this.sealing
-        ? this.sealing.open(this.hashes, shared, offset, length, index)
+    const verified = async (): Promise<boolean> => {
+      const t0 = performance.now();
+      const ok = this.sealing
+        ? await this.sealing.open(this.hashes, shared, offset, length, index)
         : (await hash()) === expected;
+      this.trace?.mark('verify', index, t0);
+      return ok;
+    };
     const place = this.locator.locate(index);
     // The uncached suffix comes from the patching nodes, verified by the suffix reader.
     if (place.kind === 'patching') {

@@ -7,6 +7,7 @@ import { fetchMap, mapHashesOf } from './fetch-map.js';
 import { HashPool } from './hash-pool.js';
 import { reportBadCopies, reportReadOutcome, type BadCopy } from './report-rates.js';
 import { sourceFallback } from './source-fallback.js';
+import type { ReadTrace } from './read-trace.js';
 import { readUnordered } from './unordered-read.js';
 
 export interface GetOptions {
@@ -25,6 +26,8 @@ export interface GetOptions {
   onDonorDropped?: (donorId: string, error: FreeLoaderError) => void;
   /** Morsels buffered or in flight for stream output (default: `reader.defaultWindow()`). */
   window?: number;
+  /** Records where the read's time goes (`get --trace`). */
+  trace?: ReadTrace;
 }
 
 export interface GetSummary {
@@ -81,8 +84,10 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
     },
     onBadCopy: (donor, morsel) => badCopies.push({ donor, morsel }),
     ...(opts.onDonorDropped ? { onDonorDropped: opts.onDonorDropped } : {}),
+    ...(opts.trace ? { trace: opts.trace } : {}),
   });
   const started = performance.now();
+  opts.trace?.begin();
   const cpuAtStart = process.cpuUsage();
   let bytes = 0;
   let firstAt = 0;
@@ -117,9 +122,11 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
   } finally {
     // Counted before close(): closing the reader's own pools forgets them.
     for (const d of map.donors) connectionAttempts.set(d.id, reader.connectionAttempts(d.id));
+    const closing = performance.now();
     await reader.close();
     await hashes.close();
     await fallback.close();
+    opts.trace?.mark('close', -1, closing);
   }
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuAtStart);

@@ -56,18 +56,25 @@ export async function readUnordered(
     // A donor whose workers ran out of work gets them back for its new share.
     for (const [donor, q] of queues) if (q.length > 0) start(donor, q, active.get(donor) ?? 0);
   };
+  const { trace } = reader;
+  let workerIds = 0;
   const worker = async (donor: string, queue: number[]): Promise<void> => {
     active.set(donor, (active.get(donor) ?? 0) + 1);
+    const id = workerIds++;
     try {
       while (queue.length > 0 && failure === undefined) {
+        const waited = performance.now();
         await balance.turn(donor);
         if (reader.healthVersion() !== dealtVersion) redeal();
         if (failure !== undefined || queue.length === 0) return;
         const index = queue.shift()!;
+        trace?.mark('balance', index, waited, { donor, worker: id });
         balance.issued(donor);
         const morsel = await reader.readIntoSlot(index, controller.signal, donor || undefined);
         balance.completed(donor);
+        const written = performance.now();
         await onMorsel(morsel);
+        trace?.mark('write', index, written, { donor, worker: id });
       }
     } finally {
       active.set(donor, active.get(donor)! - 1);
