@@ -12,8 +12,8 @@ export async function writeTrace(path: string, trace: ReadTrace): Promise<string
   await writeFile(path, JSON.stringify({ started: trace.started, summary, events: trace.events }));
   const s = (n: number): string => n.toFixed(2);
   const lines = [`trace ${path}: ${s(summary.seconds)} s, reader close ${s(summary.close)} s`];
-  const phases = Object.entries(summary.workerPhases).map(([k, v]) => `${k} ${s(v)}`);
-  lines.push(`  worker-seconds by phase: ${phases.join(', ')}`);
+  const phases = Object.entries(summary.phases).map(([k, v]) => `${k} ${s(v)}`);
+  lines.push(`  seconds by phase, summed over morsels: ${phases.join(', ')}`);
   for (const [donor, d] of Object.entries(summary.donors)) {
     const by = Object.entries(d.idleBy)
       .sort((a, b) => b[1] - a[1])

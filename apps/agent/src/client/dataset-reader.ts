@@ -28,6 +28,12 @@ export interface ReaderOptions {
   mapHashes?: MapHashes;
   /** Morsel buffers (slots) this reader may hold at once: bounds its memory. */
   slabSlots?: number;
+  /**
+   * Slots per donor added to the default slab for morsels verified and waiting for their
+   * consumer (an unordered read's output writes), so requests go on meanwhile.
+   */
+  writeBehind?: number;
+
   /** Donors an earlier reader of the same read has left out for now (the mount's map refresh). */
   dropped?: Iterable<string>;
   /** Told once per read when a donor is first left out (it stalled repeatedly or lost a hedge). */
@@ -106,7 +112,8 @@ export class DatasetReader {
       locator: this.locator,
       sealing: this.sealing,
     });
-    this.slab = new MorselSlab(opts.slabSlots ?? this.defaultWindow() + 8, map.dataset.morselSize);
+    const slots = opts.slabSlots ?? this.defaultWindow() + 8 + (opts.writeBehind ?? 0) * this.width;
+    this.slab = new MorselSlab(slots, map.dataset.morselSize);
   }
 
   /** Distinct donors of the primary copy: the stripe node set. */
@@ -143,6 +150,15 @@ export class DatasetReader {
    */
   candidates(index: number): string[] {
     return placeNodes(this.locator.locate(index));
+  }
+
+  /**
+   * Whether the map gives every morsel at least two copies (n ≥ 2), so an unordered read can
+   * even donors out by moving queued morsels between twins.
+   */
+  replicated(): boolean {
+    const second = this.map.extents.filter((e) => e.copy === 1);
+    return second.reduce((n, e) => n + e.count, 0) >= this.count && this.count > 0;
   }
 
   /** Health rank of a copy in this read, lower is better ({@link MorselLocator.health}). */

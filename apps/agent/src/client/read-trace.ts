@@ -19,7 +19,7 @@ export interface TraceEvent {
   t1: number;
   /** The donor asked (`queue`, `net`) or whose queue the worker serves (`balance`, `write`). */
   donor?: string;
-  /** The unordered read's worker (`balance`, `write`). */
+  /** The unordered read's worker (`balance`; writes go on while it asks for the next morsel). */
   worker?: number;
 }
 
@@ -56,8 +56,8 @@ export interface TraceSummary {
   seconds: number;
   /** Per donor: time with a request in flight, without, and what its workers did while without. */
   donors: Record<string, { busy: number; idle: number; idleBy: Record<string, number> }>;
-  /** Per phase: worker-seconds summed over all workers. */
-  workerPhases: Record<string, number>;
+  /** Per phase: seconds summed over every morsel (phases of different morsels overlap). */
+  phases: Record<string, number>;
   /** Reader shutdown after the last morsel. */
   close: number;
 }
@@ -87,15 +87,12 @@ export function summariseTrace(events: readonly TraceEvent[], started: number): 
     if (!w) workers.set(e.worker, (w = { donor: e.donor ?? '', events: [] }));
     w.events.push(
       ...(byIndex.get(e.index) ?? []).filter(
-        (x) => x.worker === undefined || x.worker === e.worker,
+        (x) => x.phase !== 'write' && (x.worker === undefined || x.worker === e.worker),
       ),
     );
   }
-  const workerPhases: Record<string, number> = {};
-  for (const w of workers.values()) {
-    for (const e of w.events)
-      workerPhases[e.phase] = (workerPhases[e.phase] ?? 0) + (e.t1 - e.t0) / 1000;
-  }
+  const phases: Record<string, number> = {};
+  for (const e of events) phases[e.phase] = (phases[e.phase] ?? 0) + (e.t1 - e.t0) / 1000;
   const donors: TraceSummary['donors'] = {};
   const donorIds = new Set(events.filter((e) => e.phase === 'net').map((e) => e.donor ?? ''));
   for (const d of donorIds) {
@@ -124,7 +121,7 @@ export function summariseTrace(events: readonly TraceEvent[], started: number): 
     };
   }
   const close = events.filter((e) => e.phase === 'close').reduce((s, e) => s + (e.t1 - e.t0), 0);
-  return { seconds: (end - started) / 1000, donors, workerPhases, close: close / 1000 };
+  return { seconds: (end - started) / 1000, donors, phases, close: close / 1000 };
 }
 
 /** A worker's phase in every bin: the phase that started last wins where phases overlap. */
