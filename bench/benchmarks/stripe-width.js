@@ -6,7 +6,7 @@
 // after, on the same links and load, for issue 17's budget (encrypted ≥ 0.95 of the limit).
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { parseGetSummary } from '../lib/freeloader.js';
+import { cliOf, parseGetSummary } from '../lib/freeloader.js';
 import { fileDigest } from '../lib/dataset.js';
 import { importRoundRobin, startFreeLoaderLan } from '../lib/freeloader-lan.js';
 import { aria2Read, curlRead } from '../lib/baselines.js';
@@ -31,6 +31,14 @@ export default {
       (m) => m * 2 ** 20,
     );
     const work = ctx.workDir('stripe-width');
+    // BENCH_GET_BEFORE_ROOT=/path/to/a/built/checkout: its `get` reads each dataset too, turn
+    // about with this build's (A B B A …) on the same LAN, donors and load: a before/after pair.
+    const beforeRoot = process.env.BENCH_GET_BEFORE_ROOT;
+    /** @type {Build[]} */
+    const builds = [
+      { name: '', cli: undefined },
+      ...(beforeRoot ? [{ name: ' (before build)', cli: cliOf(beforeRoot) }] : []),
+    ];
     const tb = await createTestbed({ donors: Math.max(...widths), log: ctx.log });
     /** @type {import('../lib/report.js').Row[]} */
     const rows = [];
@@ -74,43 +82,63 @@ export default {
           const name = `bench/w${w}-${bytes}`;
           const reads = { fl, tb, log: ctx.log, work, sha256: ds.sha256, reps, w };
           await importRoundRobin(fl, source.url(ds.name), name, w);
-          const { samples, seconds, cpu } = await timedGets(reads, name, label);
-          // The same dataset stored in clear, read right after on the same links and load.
-          await importRoundRobin(fl, source.url(ds.name), `${name}-clear`, w, ['--no-encrypt']);
-          const clear = await timedGets(reads, `${name}-clear`, `${label} in clear`);
-          const mbps = median(samples);
+          const timed = await timedGets(reads, name, label, builds);
           const limit = Math.min(clientGp, sum(w));
-          rows.push({
-            case: `FreeLoader get W=${w}, ${label}`,
-            params: { W: w, bytes, seconds, samples },
-            mbps,
-            limitMbps: limit,
-            targetRatio: TARGET_RATIO,
-            note: `sha256 ok; limit min(client, Σ donors); median of ${samples.length}`,
-          });
-          // The rate the machine's cores allow at this read's cost (client + W donors): a
-          // shortfall from the limit with the ceiling near it is CPU, not protocol.
-          const cpuPerGiB = median(seconds.map((_, i) => (cpu[i] ?? 0) / (bytes / 2 ** 30)));
-          const ceiling = cpuCeilingMBps(cpuPerGiB, availableParallelism());
-          rows.push({
-            case: `FreeLoader CPU-bound ceiling W=${w}, ${label}`,
-            params: { W: w, bytes, cpuSeconds: cpu, cores: availableParallelism() },
-            mbps: ceiling,
-            limitMbps: limit,
-            note:
-              `${cpuPerGiB.toFixed(2)} CPU-s per GiB (client + ${w} donors, median); ` +
-              `get reached ${(mbps / ceiling).toFixed(2)} of it`,
-          });
-          rows.push({
-            case: `FreeLoader get W=${w}, ${label}, in clear (--no-encrypt)`,
-            params: { W: w, bytes, seconds: clear.seconds, samples: clear.samples },
-            mbps: median(clear.samples),
-            limitMbps: limit,
-            note: `encrypted / in clear = ${(mbps / median(clear.samples)).toFixed(3)}×`,
-          });
+          for (const [b, build] of builds.entries()) {
+            const { samples, seconds, cpu } = timed[b] ?? { samples: [], seconds: [], cpu: [] };
+            const mbps = median(samples);
+            rows.push({
+              case: `FreeLoader get W=${w}, ${label}${build.name}`,
+              params: { W: w, bytes, seconds, samples },
+              mbps,
+              limitMbps: limit,
+              ...(build.cli ? {} : { targetRatio: TARGET_RATIO }),
+              note: `sha256 ok; limit min(client, Σ donors); median of ${samples.length}`,
+            });
+            // The rate the machine's cores allow at this read's cost (client + W donors): a
+            // shortfall from the limit with the ceiling near it is CPU, not protocol.
+            const cpuPerGiB = median(
+              seconds.map(
+                (/** @type {number} */ _, /** @type {number} */ i) =>
+                  (cpu[i] ?? 0) / (bytes / 2 ** 30),
+              ),
+            );
+            const ceiling = cpuCeilingMBps(cpuPerGiB, availableParallelism());
+            rows.push({
+              case: `FreeLoader CPU-bound ceiling W=${w}, ${label}${build.name}`,
+              params: { W: w, bytes, cpuSeconds: cpu, cores: availableParallelism() },
+              mbps: ceiling,
+              limitMbps: limit,
+              note:
+                `${cpuPerGiB.toFixed(2)} CPU-s per GiB (client + ${w} donors, median); ` +
+                `get reached ${(mbps / ceiling).toFixed(2)} of it`,
+            });
+          }
+          const mbps = median(timed[0]?.samples ?? []);
+          await fl.cli(['rm', name]).catch(() => undefined);
+          // BENCH_NO_CLEAR=1 skips the in-clear reads while working on the read path.
+          if (!process.env.BENCH_NO_CLEAR) {
+            // The same dataset stored in clear, read right after on the same links and load.
+            await importRoundRobin(fl, source.url(ds.name), `${name}-clear`, w, ['--no-encrypt']);
+            const [clear = { samples: [], seconds: [] }] = await timedGets(
+              reads,
+              `${name}-clear`,
+              `${label} in clear`,
+              [{ name: '', cli: undefined }],
+            );
+            await fl.cli(['rm', `${name}-clear`]).catch(() => undefined);
+            rows.push({
+              case: `FreeLoader get W=${w}, ${label}, in clear (--no-encrypt)`,
+              params: { W: w, bytes, seconds: clear.seconds, samples: clear.samples },
+              mbps: median(clear.samples),
+              limitMbps: limit,
+              note: `encrypted / in clear = ${(mbps / median(clear.samples)).toFixed(3)}×`,
+            });
+          }
           series[label].push([w, mbps]);
           if (bytes === sizes[0]) limits.push([w, limit]);
           flByWidth.set(`${w}/${bytes}`, mbps);
+          if (timed[1]) flByWidth.set(`${w}/${bytes} before`, median(timed[1].samples));
         }
         // BENCH_NO_PEERS=1 skips the aria2c and curl peers while working on FreeLoader's reads.
         if (process.env.BENCH_NO_PEERS) {
@@ -136,12 +164,15 @@ export default {
           });
           const read = { mbps: aria.median };
           const fl = flByWidth.get(`${w}/${bytes}`) ?? 0;
+          const flBefore = flByWidth.get(`${w}/${bytes} before`);
           rows.push({
             case: `aria2c W=${w}, ${label}`,
             params: { W: w, bytes, samples: aria.samples },
             mbps: read.mbps,
             limitMbps: Math.min(clientGp, sum(w)),
-            note: `FreeLoader/aria2c = ${(fl / read.mbps).toFixed(2)}×`,
+            note:
+              `FreeLoader/aria2c = ${(fl / read.mbps).toFixed(2)}×` +
+              (flBefore ? `; before build ${(flBefore / read.mbps).toFixed(2)}×` : ''),
           });
           rows.push({
             case: `FreeLoader vs aria2c W=${w}, ${label}`,
@@ -189,41 +220,52 @@ function listEnv(name) {
   return text ? text.split(',').map(Number) : null;
 }
 
+/** @typedef {{ name: string, cli: string | undefined }} Build a `get` to measure: this build's or another's */
+
 /**
- * `reps` reads of `name` to a file on the client, each checked against the source's SHA-256,
- * then the dataset is removed; with each read's MB/s, seconds and CPU seconds (client + donors).
+ * `reps` reads of `name` to a file on the client by each build (turn about, the order flipped
+ * every rep), each checked against the source's SHA-256; per build, each read's MB/s, seconds
+ * and CPU seconds (client + donors). BENCH_TRACE=1 adds `--trace` to this build's reads.
  * @param {{ fl: import('../lib/freeloader-lan.js').FreeLoaderLan,
  *   tb: import('../lib/testbed.js').Testbed, log: (line: string) => void, work: string,
  *   sha256: string, reps: number, w: number }} r
- * @param {string} name @param {string} label
+ * @param {string} name @param {string} label @param {Build[]} builds
  */
-async function timedGets(r, name, label) {
+async function timedGets(r, name, label, builds) {
   // The import's dirty pages are setup, not the read: write them back first.
   await exec(r.tb.client, 'sync', []);
   const out = join(r.work, `out-${name.replaceAll('/', '_')}`);
-  /** @type {number[]} */
-  const samples = [];
-  /** @type {number[]} */
-  const seconds = [];
-  /** @type {number[]} CPU seconds of each read: the client's and its W donors' */
-  const cpu = [];
+  const results = builds.map(() => ({
+    /** @type {number[]} */ samples: [],
+    /** @type {number[]} */ seconds: [],
+    /** @type {number[]} CPU seconds of each read: the client's and its W donors' */ cpu: [],
+  }));
   // Each donor's whole tree (ip netns exec → node): its own time and its exited children's.
   const donorTrees = r.fl.agents
     .slice(0, r.w)
     .map((a) => (a.child.pid === undefined ? [] : [a.child.pid, ...descendants(a.child.pid)]));
   const donorCpu = () => groupCpuSeconds(donorTrees.flat());
   for (let rep = 0; rep < r.reps; rep++) {
-    const donorsBefore = donorCpu();
-    const got = await r.fl.cli(['get', name, '-o', out, '--stats'], 600_000);
-    cpu.push(clientCpuSeconds(got.stderr) + donorCpu() - donorsBefore);
-    r.log(`W=${r.w} ${label}:\n${got.stderr.trim()}`);
-    const summary = parseGetSummary(got.stderr);
-    const { sha256 } = await fileDigest(out);
-    if (sha256 !== r.sha256) throw new Error(`W=${r.w}: output differs from the source`);
-    await exec(r.tb.client, 'rm', ['-f', out]);
-    samples.push(summary.mbps);
-    seconds.push(summary.seconds);
+    const order = builds.map((_, i) => i);
+    if (rep % 2 === 1) order.reverse();
+    for (const b of order) {
+      const build = builds[b] ?? { name: '', cli: undefined };
+      const result = results[b] ?? { samples: [], seconds: [], cpu: [] };
+      const trace =
+        process.env.BENCH_TRACE && !build.cli
+          ? ['--trace', join(r.work, `trace-${name.replaceAll('/', '_')}-${rep}.json`)]
+          : [];
+      const donorsBefore = donorCpu();
+      const got = await r.fl.cli(['get', name, '-o', out, '--stats', ...trace], 600_000, build.cli);
+      result.cpu.push(clientCpuSeconds(got.stderr) + donorCpu() - donorsBefore);
+      r.log(`W=${r.w} ${label}${build.name}:\n${got.stderr.trim()}`);
+      const summary = parseGetSummary(got.stderr);
+      const { sha256 } = await fileDigest(out);
+      if (sha256 !== r.sha256) throw new Error(`W=${r.w}: output differs from the source`);
+      await exec(r.tb.client, 'rm', ['-f', out]);
+      result.samples.push(summary.mbps);
+      result.seconds.push(summary.seconds);
+    }
   }
-  await r.fl.cli(['rm', name]).catch(() => undefined);
-  return { samples, seconds, cpu };
+  return results;
 }

@@ -20,8 +20,9 @@ const LIVE_AGENTS_TIMEOUT_MS = 300_000;
  * @property {string[]} agentLogs one per donor, in tb.donors order
  * @property {Array<{ child: import('node:child_process').ChildProcess, exited: Promise<number | string> }>} agents
  *   the agent processes, in tb.donors order (to freeze or kill one mid-read)
- * @property {(args: string[], timeoutMs?: number) => Promise<import('./sh.js').RunResult>} cli
- *   run `freeloader <args> --manager <url>` as the admin on the client host
+ * @property {(args: string[], timeoutMs?: number, cliPath?: string) => Promise<import('./sh.js').RunResult>} cli
+ *   run `freeloader <args> --manager <url>` as the admin on the client host (`cliPath`: another
+ *   build's CLI, for before/after reads on the same LAN)
  */
 
 /**
@@ -64,8 +65,17 @@ export async function startFreeLoaderLan(tb, opts) {
   const caDer = new X509Certificate(readFileSync(caPath, 'utf8')).raw;
   const fingerprint = `sha256:${createHash('sha256').update(caDer).digest('hex')}`;
   const cliHome = join(work, 'cli-home');
-  const cli = (/** @type {string[]} */ args, timeoutMs = 0) =>
-    runFreeLoader(tb.client, [...args, '--manager', url], { home: cliHome, env, timeoutMs });
+  const cli = (
+    /** @type {string[]} */ args,
+    timeoutMs = 0,
+    /** @type {string | undefined} */ cliPath = undefined,
+  ) =>
+    runFreeLoader(tb.client, [...args, '--manager', url], {
+      home: cliHome,
+      env,
+      timeoutMs,
+      ...(cliPath ? { cli: cliPath } : {}),
+    });
   const password = readFileSync(join(mgrHome, 'manager', 'admin-password'), 'utf8').trim();
   await runFreeLoader(tb.client, ['login', '--manager', url], {
     home: cliHome,

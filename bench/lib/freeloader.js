@@ -26,6 +26,16 @@ export const DATA_PATH_COMMANDS = Object.freeze([
 ]);
 
 /**
+ * The CLI of the built checkout at `root` (`BENCH_GET_BEFORE_ROOT`: a before build whose reads
+ * alternate with this one's on the same LAN).
+ *
+ * @param {string} root
+ */
+export function cliOf(root) {
+  return resolve(root, 'apps/agent/dist/cli/main.js');
+}
+
+/**
  * What is missing for FreeLoader runs: the built CLI and its data-path subcommands.
  *
  * @returns {Promise<string[]>} empty when everything is there
@@ -91,10 +101,11 @@ export function spawnFreeLoader(host, args, opts) {
  *
  * @param {import('./processes.js').Host} host
  * @param {string[]} args
- * @param {{ home: string, env?: NodeJS.ProcessEnv, timeoutMs?: number }} opts
+ * @param {{ home: string, env?: NodeJS.ProcessEnv, timeoutMs?: number, cli?: string }} opts
+ *   `cli`: another build's `main.js` (a before/after read on the same LAN), default FREELOADER_CLI
  */
 export function runFreeLoader(host, args, opts) {
-  return exec(host, 'node', [FREELOADER_CLI, ...args], {
+  return exec(host, 'node', [opts.cli ?? FREELOADER_CLI, ...args], {
     env: freeloaderEnv(opts.home, opts.env),
     timeoutMs: opts.timeoutMs,
   });

@@ -6,6 +6,7 @@ import { HedgedFetch, type DonorRate } from './hedged-fetch.js';
 import { MorselLocator, placeNodes } from './morsel-locator.js';
 import { MorselSealing } from './morsel-sealing.js';
 import { MorselSlab } from './morsel-slab.js';
+import type { ReadTrace } from './read-trace.js';
 import { suffixCheck } from './suffix-check.js';
 import { SuffixReader } from './suffix-reader.js';
 
@@ -27,10 +28,18 @@ export interface ReaderOptions {
   mapHashes?: MapHashes;
   /** Morsel buffers (slots) this reader may hold at once: bounds its memory. */
   slabSlots?: number;
+  /**
+   * Slots per donor added to the default slab for morsels verified and waiting for their
+   * consumer (an unordered read's output writes), so requests go on meanwhile.
+   */
+  writeBehind?: number;
+
   /** Donors an earlier reader of the same read has left out for now (the mount's map refresh). */
   dropped?: Iterable<string>;
   /** Told once per read when a donor is first left out (it stalled repeatedly or lost a hedge). */
   onDonorDropped?: (donorId: string, error: FreeLoaderError) => void;
+  /** Records where the read's time goes (`get --trace`). */
+  trace?: ReadTrace;
 }
 
 /** Morsels read ahead per donor beyond the one in flight (window sizing). */
@@ -60,6 +69,8 @@ export interface Morsel {
  */
 export class DatasetReader {
   readonly count: number;
+  /** Where the read's time goes, when traced. */
+  readonly trace: ReadTrace | undefined;
   private readonly pools: DonorPools;
   private readonly ownPools: boolean;
   private readonly hashes: HashPool;
@@ -81,6 +92,7 @@ export class DatasetReader {
     private readonly opts: ReaderOptions = {},
   ) {
     this.count = morselCount(map.dataset.sizeBytes, map.dataset.morselSize);
+    this.trace = opts.trace;
     this.ownPools = !opts.pools;
     this.pools = opts.pools ?? new DonorPools();
     this.mapHashes = opts.mapHashes ?? new MapHashes(map);
@@ -100,7 +112,8 @@ export class DatasetReader {
       locator: this.locator,
       sealing: this.sealing,
     });
-    this.slab = new MorselSlab(opts.slabSlots ?? this.defaultWindow() + 8, map.dataset.morselSize);
+    const slots = opts.slabSlots ?? this.defaultWindow() + 8 + (opts.writeBehind ?? 0) * this.width;
+    this.slab = new MorselSlab(slots, map.dataset.morselSize);
   }
 
   /** Distinct donors of the primary copy: the stripe node set. */
@@ -137,6 +150,15 @@ export class DatasetReader {
    */
   candidates(index: number): string[] {
     return placeNodes(this.locator.locate(index));
+  }
+
+  /**
+   * Whether the map gives every morsel at least two copies (n ≥ 2), so an unordered read can
+   * even donors out by moving queued morsels between twins.
+   */
+  replicated(): boolean {
+    const second = this.map.extents.filter((e) => e.copy === 1);
+    return second.reduce((n, e) => n + e.count, 0) >= this.count && this.count > 0;
   }
 
   /** Health rank of a copy in this read, lower is better ({@link MorselLocator.health}). */
@@ -233,7 +255,9 @@ export class DatasetReader {
    */
   async readIntoSlot(index: number, signal?: AbortSignal, prefer?: string): Promise<Morsel> {
     this.checkIndex(index);
+    const t0 = performance.now();
     const slot = await this.slab.acquire();
+    this.trace?.mark('slot', index, t0);
     const release = (): void => this.slab.release(slot);
     try {
       const data = await this.fill(index, this.slab, slot.offset, slot.buffer, signal, prefer);
@@ -285,10 +309,14 @@ export class DatasetReader {
     const expected = await this.mapHashes.expected(index);
     const hash = (): Promise<string> => this.hashes.hashSlot(shared, offset, length);
     // Encrypted: the AES-GCM tag check (which opens the bytes in place) stands for the SHA-256.
-    const verified = async (): Promise<boolean> =>
-      this.sealing
-        ? this.sealing.open(this.hashes, shared, offset, length, index)
+    const verified = async (): Promise<boolean> => {
+      const t0 = performance.now();
+      const ok = this.sealing
+        ? await this.sealing.open(this.hashes, shared, offset, length, index)
         : (await hash()) === expected;
+      this.trace?.mark('verify', index, t0);
+      return ok;
+    };
     const place = this.locator.locate(index);
     // The uncached suffix comes from the patching nodes, verified by the suffix reader.
     if (place.kind === 'patching') {

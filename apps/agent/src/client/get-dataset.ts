@@ -7,7 +7,19 @@ import { fetchMap, mapHashesOf } from './fetch-map.js';
 import { HashPool } from './hash-pool.js';
 import { reportBadCopies, reportReadOutcome, type BadCopy } from './report-rates.js';
 import { sourceFallback } from './source-fallback.js';
+import type { ReadTrace } from './read-trace.js';
 import { readUnordered } from './unordered-read.js';
+
+/**
+ * Slab slots per donor, beyond the read window, for verified morsels waiting for their write to
+ * the output file: requests go on while the disk is slow for a moment. Writes go through
+ * libuv's pool, not awaited by the read's workers. Awaited, at W=8 on the LAN (load 12–24, a
+ * disk shared with other processes' tests) every worker of a donor sat waiting for the output's
+ * write 3–9 s of a 12–20 s read (170–860 ms per MiB); written synchronously on the network
+ * thread instead, as aria2c does, the writes held the event loop 12.8 s of a 21 s read; one
+ * write at a time through the pool wrote 25–33 MB/s (a thread hand-off per write).
+ */
+export const WRITE_BEHIND_PER_DONOR = 4;
 
 export interface GetOptions {
   manager: ManagerClient;
@@ -25,6 +37,8 @@ export interface GetOptions {
   onDonorDropped?: (donorId: string, error: FreeLoaderError) => void;
   /** Morsels buffered or in flight for stream output (default: `reader.defaultWindow()`). */
   window?: number;
+  /** Records where the read's time goes (`get --trace`). */
+  trace?: ReadTrace;
 }
 
 export interface GetSummary {
@@ -81,8 +95,11 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
     },
     onBadCopy: (donor, morsel) => badCopies.push({ donor, morsel }),
     ...(opts.onDonorDropped ? { onDonorDropped: opts.onDonorDropped } : {}),
+    ...(opts.trace ? { trace: opts.trace } : {}),
+    ...(isFileHandle(opts.sink) ? { writeBehind: WRITE_BEHIND_PER_DONOR } : {}),
   });
   const started = performance.now();
+  opts.trace?.begin();
   const cpuAtStart = process.cpuUsage();
   let bytes = 0;
   let firstAt = 0;
@@ -117,9 +134,11 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
   } finally {
     // Counted before close(): closing the reader's own pools forgets them.
     for (const d of map.donors) connectionAttempts.set(d.id, reader.connectionAttempts(d.id));
+    const closing = performance.now();
     await reader.close();
     await hashes.close();
     await fallback.close();
+    opts.trace?.mark('close', -1, closing);
   }
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuAtStart);

@@ -4,6 +4,7 @@ import { DONOR_STALL_TIMEOUT_MS, type DonorPools } from './donor-pool.js';
 import { hedge, hedgeDelayMs } from './hedge.js';
 import type { MorselLocator } from './morsel-locator.js';
 import type { MorselSealing } from './morsel-sealing.js';
+import type { ReadTrace } from './read-trace.js';
 import { Semaphore } from './semaphore.js';
 import { STALL_LATENCY_FACTOR, StallWatch, SWEEP_INTERVAL_MS } from './stall-watch.js';
 
@@ -34,6 +35,8 @@ export interface HedgedFetchOptions {
   perDonorInFlight?: number;
   /** Set for an encrypted dataset: a backup's bytes are opened with it, the source's sealed first. */
   sealing?: MorselSealing;
+  /** Records request-slot waits and requests on the wire (`get --trace`). */
+  trace?: ReadTrace;
 }
 
 /** What one morsel's fetch needs: where it goes and how it is checked. */
@@ -263,7 +266,9 @@ export class HedgedFetch {
     skip: () => boolean,
   ): Promise<Buffer | null> {
     const slot = this.slot(donor);
+    const queued = performance.now();
     await slot.acquire();
+    this.opts.trace?.mark('queue', index, queued, { donor });
     if (skip()) {
       slot.release();
       return null;
@@ -290,6 +295,7 @@ export class HedgedFetch {
       return data;
     } finally {
       const now = performance.now();
+      this.opts.trace?.mark('net', index, started, { donor });
       this.stalls.finished(donor, now, ok);
       if (--rate.inFlight === 0) rate.busyMs += now - rate.since;
       slot.release();

@@ -76,6 +76,16 @@ export class ProgressBalance {
     this.notify();
   }
 
+  /** One queued item moved from `from`'s queue to `to`'s (work stealing): their shares follow. */
+  moved(from: string, to: string): void {
+    const a = this.shares.get(from);
+    if (a) a.total = Math.max(a.issued, a.total - 1);
+    const b = this.shares.get(to);
+    if (b) b.total++;
+    else this.shares.set(to, { total: 1, issued: 0, completed: 0 });
+    this.notify();
+  }
+
   /** `key` issued an item. */
   issued(key: string): void {
     const s = this.shares.get(key);

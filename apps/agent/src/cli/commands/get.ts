@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { formatSize, type DatasetMap } from '@freeloader/protocol';
 import type { DonorRate } from '../../client/dataset-reader.js';
 import { getDataset } from '../../client/get-dataset.js';
+import { ReadTrace } from '../../client/read-trace.js';
+import { writeTrace } from '../trace-file.js';
 import { cpuLine } from '../cpu-line.js';
 import { OutputFile } from '../output-file.js';
 import { defaultManagerUrl } from '../paths.js';
@@ -22,11 +24,22 @@ export function registerGet(program: Command): void {
       '--stats',
       'print what each donor delivered (MB, busy seconds, MB/s) and the CPU the read took',
     )
+    .option(
+      '--trace <file>',
+      'write where the read spent its time (per donor and worker phase) as JSON to <file>',
+    )
     .action(
       async (
         dataset: string,
-        opts: { output?: string; manager: string; window?: string; stats?: boolean },
+        opts: {
+          output?: string;
+          manager: string;
+          window?: string;
+          stats?: boolean;
+          trace?: string;
+        },
       ) => {
+        const trace = opts.trace ? new ReadTrace() : undefined;
         const client = await userClient(opts.manager);
         rideOutManagerOutages(client);
         const target = opts.output ?? dataset.split('/').pop()!;
@@ -42,6 +55,7 @@ export function registerGet(program: Command): void {
             dataset,
             sink: file ?? process.stdout,
             ...(opts.window ? { window: Number(opts.window) } : {}),
+            ...(trace ? { trace } : {}),
             onMap: (map) => (why = throttleNote(map.donors.filter((d) => d.usable !== false))),
             onProgress: (done, total) => {
               bar ??= new ProgressBar(total, dataset.split('/').pop());
@@ -75,6 +89,7 @@ export function registerGet(program: Command): void {
             );
             if (throttled) console.error(throttled);
           }
+          if (trace && opts.trace) console.error(await writeTrace(opts.trace, trace));
         } finally {
           await out?.discard();
           await client.close();
