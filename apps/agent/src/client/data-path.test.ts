@@ -78,8 +78,12 @@ describe('import and get', () => {
     try {
       const summary = await getDataset({ manager: c.tm.admin, dataset: d.id, sink: fh });
       expect(summary.bytes).toBe(12 * MiB + 5);
-      // The per-donor breakdown `get --stats` prints: every donor delivered, bytes add up.
-      expect(summary.donors.size).toBe(3);
+      // The per-donor breakdown `get --stats` prints: bytes add up over the map's donors. With
+      // two copies a donor's twins may steal all of its share on a busy machine, so not every
+      // donor need appear.
+      const mapDonors = new Set(summary.map.donors.map((x) => x.id));
+      expect(summary.donors.size).toBeGreaterThan(0);
+      for (const donor of summary.donors.keys()) expect(mapDonors.has(donor)).toBe(true);
       const delivered = [...summary.donors.values()].reduce((s, r) => s + r.bytes, 0);
       expect(delivered).toBe(12 * MiB + 5);
       expect(summary.firstMorselSeconds).toBeGreaterThan(0);

@@ -101,7 +101,8 @@ describe('placement policies end to end', { timeout: 180_000 }, () => {
     if (policy === 'asymmetric') {
       const share = (per.get(host) ?? 0) / MORSELS;
       expect(share).toBeGreaterThan(0);
-      expect(share).toBeCloseTo(plan.plan.localShare!, 1);
+      // Placement is in whole morsels: the host holds the plan's share rounded to one of 17.
+      expect(Math.abs(share - plan.plan.localShare!) * MORSELS).toBeLessThanOrEqual(1);
       if (extra.localShare) expect(share).toBeCloseTo(0.5, 1);
       // The host's morsels are scattered through the file, not bunched at one end.
       const map = await c.tm.admin.request<DatasetMap>('GET', `/datasets/${d.id}/map`);
