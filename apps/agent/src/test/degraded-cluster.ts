@@ -62,8 +62,10 @@ export async function startDegradedCluster(donors: number): Promise<DegradedClus
     },
     async preferredDonor(id) {
       const map = await c.tm.admin.request<DatasetMap>('GET', `/datasets/${id}/map`);
+      // Among the dataset's donors (before any read none has an observed rate), the fastest.
       const rate = (agentId: string): number => map.donors.find((d) => d.id === agentId)?.rate ?? 0;
-      return running().sort((a, b) => rate(b.agentId) - rate(a.agentId))[0]!;
+      const holders = running().filter((a) => map.donors.some((d) => d.id === a.agentId));
+      return holders.sort((a, b) => rate(b.agentId) - rate(a.agentId))[0]!;
     },
     async getFreezing(id, victim, at = 4) {
       let frozen = false;

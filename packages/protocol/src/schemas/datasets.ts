@@ -99,7 +99,10 @@ export const DonorEndpoint = Type.Object({
   throttleReasons: Type.Optional(ThrottleReasons),
   /** Its serving cap in bytes/s from the last heartbeat (0 = unlimited). */
   rateCap: Type.Optional(Type.Number({ minimum: 0 })),
-  /** Predicted delivery rate to the reading client (bytes/s) from rate history, when known. */
+  /**
+   * Predicted delivery rate to the reading client (bytes/s) from rates readers observed (this
+   * client's, else all clients'), when known; never the join-time probe (too noisy to deal by).
+   */
   rate: Type.Optional(Type.Number({ minimum: 0 })),
 });
 

@@ -16,6 +16,7 @@ let user: string;
 let id: string;
 let sealedId: string;
 let agentAuth: string;
+let donorId: string;
 const hashes = Buffer.concat(
   Array.from({ length: MORSELS }, (_, i) => createHash('sha256').update(String(i)).digest()),
 );
@@ -43,6 +44,7 @@ beforeAll(async () => {
   id = await placed('ranges/x');
   await putHashes(h.app.pg, id, 0, hashes);
   agentAuth = donor.auth;
+  donorId = donor.agentId;
 
   // The same morsels encrypted: a data key, and a tag per morsel (16 bytes, spanning chunks).
   sealedId = await placed('ranges/sealed');
@@ -153,5 +155,41 @@ describe('GET /datasets/:id/map by range', () => {
       headers: { authorization: agentAuth, accept: 'application/octet-stream' },
     });
     expect(hashesPage.rawPayload.equals(slice(0, 10))).toBe(true);
+  });
+
+  it("gives a donor's rate only once readers observed it, never the join-time probe's", async () => {
+    const beat = await h.call({
+      method: 'POST',
+      url: '/api/v1/agents/heartbeat',
+      headers: { authorization: agentAuth },
+      payload: {
+        quotaBytes: 1e9,
+        usedBytes: 0,
+        freeBytes: 1e9,
+        servingRate: 0,
+        diagnostics: {
+          diskReadRate: 400e6,
+          downloadRate: 100e6,
+          uploadRate: 110e6,
+          measuredAt: new Date().toISOString(),
+        },
+      },
+    });
+    expect(beat.statusCode).toBe(200);
+    const donorOf = async () =>
+      (await get(`/api/v1/datasets/${id}/map`)).json<DatasetMap>().donors[0]!;
+    expect(await donorOf()).not.toHaveProperty('rate');
+    const sample = await h.call({
+      method: 'POST',
+      url: '/api/v1/rates',
+      headers: { authorization: user },
+      payload: {
+        datasetId: id,
+        samples: [{ agentId: donorId, bytes: 24e6, seconds: 2 }],
+        failures: [],
+      },
+    });
+    expect(sample.statusCode).toBe(200);
+    expect((await donorOf()).rate).toBe(12e6);
   });
 });
