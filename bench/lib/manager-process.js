@@ -4,10 +4,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { descendants } from './process-tree.js';
 
-const START = resolve(
-  dirname(fileURLToPath(import.meta.url)),
-  '../../services/manager/dist/start.js',
-);
+/** The manager package, whose `dist` (or another build folder beside it) holds start.js. */
+const MANAGER_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../services/manager');
 
 /** Prefix of the line the manager process prints once it listens. */
 const READY = 'manager-ready ';
@@ -15,7 +13,10 @@ const READY = 'manager-ready ';
 /**
  * A manager in its own process (its CPU and memory are measured apart from the load generator):
  * `startManager` on a fresh home with embedded PostgreSQL, listening on an ephemeral port.
- * `cpuProfDir` runs it under `node --cpu-prof` (the profile is written when it stops).
+ * `cpuProfDir` runs it under `node --cpu-prof` (the profile is written when it stops). `build`
+ * names another build folder of services/manager (e.g. a copy of `dist` made before a change,
+ * for A/B runs); `env` adds variables (`DATABASE_URL` for a shared server, whose processes are
+ * then not this manager's descendants).
  *
  * @typedef {object} ManagerProcess
  * @property {string} url
@@ -24,13 +25,15 @@ const READY = 'manager-ready ';
  * @property {() => number[]} databasePids the embedded PostgreSQL's processes (postmaster first)
  * @property {() => Promise<void>} stop
  *
- * @param {{ home: string, env?: NodeJS.ProcessEnv, cpuProfDir?: string, log: (m: string) => void }} opts
+ * @param {{ home: string, env?: NodeJS.ProcessEnv, cpuProfDir?: string, build?: string,
+ *   log: (m: string) => void }} opts
  * @returns {Promise<ManagerProcess>}
  */
 export async function startManagerProcess(opts) {
   mkdirSync(opts.home, { recursive: true, mode: 0o711 });
+  const start = join(MANAGER_DIR, opts.build ?? 'dist', 'start.js');
   const script = `
-    const { startManager } = await import(${JSON.stringify(START)});
+    const { startManager } = await import(${JSON.stringify(start)});
     const m = await startManager({ home: ${JSON.stringify(opts.home)}, host: '127.0.0.1', port: 0,
       logLevel: 'warn' });
     process.stdout.write(${JSON.stringify(READY)} + JSON.stringify({ url: m.url, adminPassword: m.adminPassword }) + '\\n');
@@ -64,7 +67,7 @@ export async function startManagerProcess(opts) {
   });
   const { url, adminPassword } = JSON.parse(/** @type {string} */ (first));
   const pid = /** @type {number} */ (child.pid);
-  opts.log(`manager ${url} (pid ${pid}), home ${opts.home}`);
+  opts.log(`manager ${url} (pid ${pid}, ${opts.build ?? 'dist'}), home ${opts.home}`);
   return {
     url,
     pid,

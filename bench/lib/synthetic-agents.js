@@ -49,6 +49,8 @@ export class SyntheticFleet {
     this.agents = [];
     this.cursor = 0;
     this.stopped = false;
+    /** @type {number | undefined} performance.now() when heartbeats were paused */
+    this.pausedAt = undefined;
     // Wide: a real agent has its own connections, so requests the manager answers slowly (an
     // agent's first heartbeat writes its row) must not hold up everyone's behind them.
     this.control = new Pool(this.url, {
@@ -223,8 +225,25 @@ export class SyntheticFleet {
     this.cursor = 0;
   }
 
+  /**
+   * Hold heartbeats (the job channels stay open): the manager's cost of idle channels alone is
+   * measured so. Keep a pause well under the manager's stale window.
+   */
+  pause() {
+    this.pausedAt ??= performance.now();
+  }
+
+  /** Send heartbeats again, each one as late as the pause was long (no burst of overdue ones). */
+  resume() {
+    if (this.pausedAt === undefined) return;
+    const late = performance.now() - this.pausedAt;
+    for (const a of this.agents) a.nextBeat += late;
+    this.pausedAt = undefined;
+  }
+
   /** Heartbeats that are due now; agents stay in due order. */
   tick() {
+    if (this.pausedAt !== undefined) return;
     const now = performance.now();
     const n = this.agents.length;
     for (let k = 0; k < n; k++) {

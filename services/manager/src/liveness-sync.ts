@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { AgentsRepo } from './repositories/agents.js';
 import { readSightings, writeSightings } from './repositories/liveness.js';
@@ -20,7 +21,9 @@ export interface LivenessSyncDeps {
  * once per flush period; a failed write keeps its rows for the next one.
  *
  * Reads ask for versions above the highest seen two reads ago: a write that took its version
- * before, but committed after, a read is still picked up by the next one.
+ * before, but committed after, a read is still picked up by the next one. A manager's own rows
+ * are written with its writer id and not read back (it knows them); their versions still count
+ * as seen, so the read's lower bound keeps up when no other manager writes.
  *
  * @example
  *   const sync = new LivenessSync(app);
@@ -30,6 +33,10 @@ export class LivenessSync {
   private flushing: Promise<void> = Promise.resolve();
   private refreshing: Promise<void> | undefined;
   private readMarks: [number, number] = [0, 0];
+  /** Marks this manager's rows in the shared table (a new one at every start). */
+  readonly writer = randomUUID();
+  /** The highest version this manager's own writes got. */
+  private ownHighest = 0;
 
   constructor(private readonly deps: LivenessSyncDeps) {}
 
@@ -51,8 +58,14 @@ export class LivenessSync {
     const outages = softState.takeOutages();
     if (rows.length === 0 && outages.length === 0) return;
     try {
-      const versions = await writeSightings(this.deps.pg, softState.sightingsOf(rows), outages);
+      const versions = await writeSightings(
+        this.deps.pg,
+        softState.sightingsOf(rows),
+        outages,
+        this.writer,
+      );
       softState.noteVersions(versions);
+      for (const v of versions.values()) if (v > this.ownHighest) this.ownHighest = v;
     } catch (err) {
       softState.markDirty(rows);
       softState.restoreOutages(outages);
@@ -69,14 +82,20 @@ export class LivenessSync {
   }
 
   private async refreshOnce(): Promise<void> {
+    // Own versions known before the read count as seen by it (their rows are not read back).
+    const own = this.ownHighest;
     try {
       const rows = await readSightings(
         this.deps.pg,
         this.readMarks[0],
         this.deps.config.staleAfterMs,
+        this.writer,
       );
       this.deps.softState.merge(rows);
-      const highest = rows.reduce((m, r) => Math.max(m, r.version), this.readMarks[1]);
+      const highest = rows.reduce(
+        (m, r) => Math.max(m, r.version),
+        Math.max(own, this.readMarks[1]),
+      );
       this.readMarks = [this.readMarks[1], highest];
     } catch (err) {
       this.deps.log.warn({ err }, 'soft-state refresh failed; will retry');

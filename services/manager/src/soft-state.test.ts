@@ -85,6 +85,37 @@ describe('SoftState', () => {
     expect(soft.takeDirty()).toHaveLength(1);
   });
 
+  it('shares an unchanged sighting again only after a third of the stale window', () => {
+    const { soft, advance } = setup();
+    soft.record(A, hb);
+    expect(soft.takeDirty()).toHaveLength(1);
+    // Same numbers (cpuLoad aside) 20 ms later: nothing the shared row does not say.
+    advance(20);
+    soft.record(A, { ...hb, cpuLoad: 0.7 });
+    expect(soft.takeDirty()).toEqual([]);
+    // New numbers are news at once.
+    soft.record(A, { ...hb, freeBytes: 80 });
+    expect(soft.takeDirty()).toEqual([
+      { agentId: A, seenAt: expect.any(Date), heartbeat: { ...hb, freeBytes: 80 } },
+    ]);
+    // Unchanged again, 33 ms after the last write: still fresh enough; at 34 ms (≥ 100 / 3) not.
+    advance(33);
+    soft.record(A, { ...hb, freeBytes: 80 });
+    expect(soft.takeDirty()).toEqual([]);
+    advance(1);
+    soft.record(A, { ...hb, freeBytes: 80 });
+    expect(soft.takeDirty()).toHaveLength(1);
+  });
+
+  it('shares the sighting that ends a silence at once, numbers unchanged', () => {
+    const { soft, advance } = setup();
+    soft.record(A, hb);
+    soft.takeDirty();
+    advance(150); // stale
+    soft.record(A, hb);
+    expect(soft.takeDirty()).toHaveLength(1);
+  });
+
   it('forgets revoked agents', () => {
     const { soft } = setup();
     soft.record(A, hb);

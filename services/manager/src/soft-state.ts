@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Heartbeat } from '@freeloader/protocol';
 import type { EventBus } from './events.js';
+import { heartbeatChanged } from './heartbeat-change.js';
 import type { SoftStateRow } from './repositories/agents.js';
 import type { OutageClaim, SharedSighting, Sighting } from './repositories/liveness.js';
 
@@ -15,7 +16,22 @@ export interface SoftStateOptions {
   /** Wall clock for the `last_seen_at` display column only. */
   wallClock?: () => Date;
   bus?: EventBus;
+  /**
+   * A sighting that changes nothing but last-seen is written to the shared liveness table only
+   * once the shared row is this old (ms); default {@link REWRITE_SHARE_OF_STALE} of the stale
+   * window. 0 writes every sighting.
+   */
+  rewriteAfterMs?: number;
 }
+
+/**
+ * Share of the stale window after which an unchanged sighting is shared again. Another manager
+ * sees an agent's last-seen at most this much (plus a flush and a read, 1 s each by default)
+ * older than it is: with the default 15 s window, 5 s, so an agent heartbeating every 5 s is
+ * judged stale elsewhere after 11–12 s of real silence at worst, never while heartbeating. At
+ * 1,000 idle agents this halved the rows written per flush (one heartbeat in two).
+ */
+export const REWRITE_SHARE_OF_STALE = 1 / 3;
 
 /** Ended outages kept for {@link SoftState.takeOutages} at most (the oldest go first). */
 const MAX_PENDING_OUTAGES = 1_000;
@@ -34,6 +50,8 @@ interface Entry {
   /** State last announced on the bus, so each change is published once. */
   announced: Liveness;
   dirty: boolean;
+  /** `lastSeen` as the shared liveness table last knew it (written or read; null: never). */
+  sharedSeen: number | null;
   /** The shared-liveness row's version this view last knew (null: none yet). */
   version: number | null;
 }
@@ -57,14 +75,20 @@ export class SoftState {
   private readonly wallClock: () => Date;
   private readonly startedAt: number;
   private outages: EndedOutage[] = [];
+  private readonly rewriteAfterMs: number;
 
   constructor(private readonly opts: SoftStateOptions) {
+    this.rewriteAfterMs = opts.rewriteAfterMs ?? opts.staleAfterMs * REWRITE_SHARE_OF_STALE;
     this.clock = opts.clock ?? (() => performance.now());
     this.wallClock = opts.wallClock ?? (() => new Date());
     this.startedAt = this.clock();
   }
 
-  /** Note a sighting (enrollment or heartbeat); publishes `live` when the agent was not. */
+  /**
+   * Note a sighting (enrollment or heartbeat); publishes `live` when the agent was not. It is
+   * marked for the next flush when it is news: a first sighting, the end of a silence, changed
+   * heartbeat numbers, or a shared last-seen older than the rewrite window.
+   */
   record(agentId: string, heartbeat?: Heartbeat): void {
     const previous = this.stateOf(agentId);
     const entry = this.entries.get(agentId);
@@ -78,12 +102,21 @@ export class SoftState {
       });
       if (this.outages.length > MAX_PENDING_OUTAGES) this.outages.shift();
     }
+    const sharedSeen = entry?.sharedSeen ?? null;
+    const dirty =
+      !entry ||
+      entry.dirty ||
+      previous !== 'live' ||
+      sharedSeen === null ||
+      now - sharedSeen >= this.rewriteAfterMs ||
+      (heartbeat !== undefined && heartbeatChanged(entry.heartbeat, heartbeat));
     const next: Entry = {
       lastSeen: now,
       seenAt: this.wallClock(),
       heartbeat: heartbeat ?? entry?.heartbeat,
       announced: 'live',
-      dirty: true,
+      dirty,
+      sharedSeen,
       version: entry?.version ?? null,
     };
     this.entries.set(agentId, next);
@@ -152,6 +185,7 @@ export class SoftState {
     for (const [agentId, entry] of this.entries) {
       if (!entry.dirty) continue;
       entry.dirty = false;
+      entry.sharedSeen = entry.lastSeen;
       rows.push({ agentId, seenAt: entry.seenAt, heartbeat: entry.heartbeat });
     }
     return rows;
@@ -215,6 +249,7 @@ export class SoftState {
         heartbeat: row.heartbeat ?? entry?.heartbeat,
         announced,
         dirty: entry?.dirty ?? false,
+        sharedSeen: seen,
         version: Math.max(entry?.version ?? 0, row.version),
       });
     }

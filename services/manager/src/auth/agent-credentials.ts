@@ -66,6 +66,17 @@ export class AgentCredentialCache {
     return sameDigest(entry.digest, presented) ? { revoked: entry.revoked } : null;
   }
 
+  /**
+   * What memory alone says, for the heartbeat fast path: true when `credential` is this
+   * unrevoked agent's and its entry is fresh; undefined otherwise (unknown, expired, wrong,
+   * revoked), for {@link verify} to decide on the ordinary path.
+   */
+  verifyFresh(agentId: string, credential: string): true | undefined {
+    const entry = this.entries.get(agentId);
+    if (!entry || entry.revoked || entry.expiresAt <= this.now()) return undefined;
+    return sameDigest(entry.digest, sha256(credential)) ? true : undefined;
+  }
+
   /** Ask the database; cache the answer unless the agent was forgotten meanwhile. */
   private async load(agentId: string): Promise<Entry | undefined> {
     const generation = this.generation;

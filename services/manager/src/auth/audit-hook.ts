@@ -129,16 +129,21 @@ export function auditRecordOf(
 /** Writes an audit row after every audited request; a failed write is logged, never thrown. */
 export default fp(
   async (app) => {
-    app.addHook('onResponse', async (req, reply) => {
+    // A callback hook that returns at once for routes never audited: heartbeats and job
+    // channels are nearly every request, and an async hook cost each one a promise.
+    app.addHook('onResponse', (req, reply, done) => {
       const key = `${req.method} ${req.routeOptions.url ?? ''}`;
+      if (key !== LOGIN && !Object.hasOwn(AUDITED, key)) return done();
       const refused = reply.statusCode === 403 || wasRefusedAsMissing(req);
       const record = auditRecordOf(key, reply.statusCode, req, refused);
-      if (!record) return;
-      try {
-        await app.auditRepo.record(record);
-      } catch (err) {
-        req.log.error({ err, action: record.action }, 'audit log write failed');
-      }
+      if (!record) return done();
+      app.auditRepo.record(record).then(
+        () => done(),
+        (err: unknown) => {
+          req.log.error({ err, action: record.action }, 'audit log write failed');
+          done();
+        },
+      );
     });
   },
   { name: 'audit-hook', dependencies: ['audit-repo', 'auth'] },

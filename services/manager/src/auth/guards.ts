@@ -46,6 +46,20 @@ async function authenticateUser(req: FastifyRequest, token: string): Promise<boo
   return true;
 }
 
+/**
+ * The agent id (lower case) and credential of an `Authorization` header
+ * `Bearer agent.<id>.<credential>`; undefined for anything else.
+ *
+ * @example agentOfHeader(`Bearer agent.${id}.secret`) // { id, credential: 'secret' }
+ */
+export function agentOfHeader(
+  header: string | undefined,
+): { id: string; credential: string } | undefined {
+  const m = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+  const a = m ? AGENT_BEARER.exec(m[1]!) : null;
+  return a ? { id: a[1]!.toLowerCase(), credential: a[2]! } : undefined;
+}
+
 /** Agent auth from `Bearer agent.<id>.<credential>`: 401 when wrong, 403 AGENT_REVOKED. */
 async function authenticateAgent(req: FastifyRequest, token: string): Promise<void> {
   const m = AGENT_BEARER.exec(token);

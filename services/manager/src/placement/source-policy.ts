@@ -43,6 +43,16 @@ export class ManagerSourcePolicy {
     return this.policy;
   }
 
+  /**
+   * The policy when its setting was read once (refreshed in the background as {@link current}
+   * does); undefined before the first read.
+   */
+  peek(): SourcePolicy | undefined {
+    if (this.readAt === -Infinity) return undefined;
+    if (performance.now() - this.readAt > this.ttlMs) this.refresh().catch(() => undefined);
+    return this.policy;
+  }
+
   /** Read the setting (one read at a time: callers meanwhile share it). */
   private refresh(): Promise<void> {
     this.reading ??= getSourceAllow(this.pg)

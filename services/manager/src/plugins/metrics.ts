@@ -6,6 +6,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** This app's Prometheus registry (one per app: tests build several in one process). */
     metrics: Registry;
+    /** Count one answered request (what the onResponse hook does; the heartbeat fast path). */
+    countResponse(method: string, route: string, status: number, seconds: number): void;
   }
 }
 
@@ -13,6 +15,13 @@ declare module 'fastify' {
 const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 const HEARTBEAT_ROUTE = '/api/v1/agents/heartbeat';
+
+/** The series one response counts in (children of the labelled metrics). */
+interface RequestSeries {
+  requests: { inc(): void };
+  latency: { observe(v: number): void };
+  heartbeat: { inc(): void } | undefined;
+}
 
 /**
  * `GET /metrics` in the Prometheus text format: requests and latencies per route, heartbeats,
@@ -69,15 +78,38 @@ export default fp(
     });
     app.decorate('metrics', registry);
 
-    app.addHook('onResponse', async (req, reply) => {
+    // Each series' child looked up once: prom-client hashes a label object on every call
+    // (5% of a heartbeat's manager CPU at 1,000 agents), and a callback hook spares the promise.
+    const series = new Map<string, RequestSeries>();
+    const seriesOf = (method: string, route: string, status: number): RequestSeries => {
+      const key = `${status} ${method} ${route}`;
+      let s = series.get(key);
+      if (!s) {
+        const code = String(status);
+        s = {
+          requests: requests.labels({ method, route, status: code }),
+          latency: latency.labels({ method, route }),
+          heartbeat:
+            route === HEARTBEAT_ROUTE
+              ? heartbeats.labels({ outcome: status === 200 ? 'ok' : code })
+              : undefined,
+        };
+        series.set(key, s);
+      }
+      return s;
+    };
+    const countResponse = (method: string, route: string, status: number, seconds: number) => {
+      const s = seriesOf(method, route, status);
+      s.requests.inc();
+      s.latency.observe(seconds);
+      s.heartbeat?.inc();
+    };
+    app.decorate('countResponse', countResponse);
+    app.addHook('onResponse', (req, reply, done) => {
       // The route pattern, not the URL: one series per route, not per dataset id.
       const route = req.routeOptions.url ?? 'unmatched';
-      const status = String(reply.statusCode);
-      requests.inc({ method: req.method, route, status });
-      latency.observe({ method: req.method, route }, reply.elapsedTime / 1000);
-      if (route === HEARTBEAT_ROUTE) {
-        heartbeats.inc({ outcome: reply.statusCode === 200 ? 'ok' : status });
-      }
+      countResponse(req.method, route, reply.statusCode, reply.elapsedTime / 1000);
+      done();
     });
 
     app.get('/metrics', { logLevel: 'warn', schema: { hide: true } }, async (_req, reply) => {

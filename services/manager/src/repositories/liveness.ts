@@ -41,6 +41,7 @@ export async function writeSightings(
   pool: pg.Pool,
   sightings: readonly Sighting[],
   outages: readonly OutageClaim[],
+  writer: string | null = null,
 ): Promise<Map<string, number>> {
   if (sightings.length === 0 && outages.length === 0) return new Map<string, number>();
   const rows = [...sightings].sort((a, b) => (a.agentId < b.agentId ? -1 : 1));
@@ -68,9 +69,9 @@ export async function writeSightings(
     }
     if (rows.length === 0) return new Map<string, number>();
     const { rows: written } = await tx.query<{ agent_id: string; version: number }>(
-      `INSERT INTO agent_liveness AS l (agent_id, seen_at, heartbeat, version)
+      `INSERT INTO agent_liveness AS l (agent_id, seen_at, heartbeat, version, written_by)
        SELECT v.id, now() - v.age_ms * interval '1 millisecond', v.hb,
-              nextval('agent_liveness_version')
+              nextval('agent_liveness_version'), $4::uuid
        FROM unnest($1::uuid[], $2::float8[], $3::jsonb[]) WITH ORDINALITY AS v(id, age_ms, hb, n)
        JOIN agents a ON a.id = v.id AND a.revoked_at IS NULL
        ORDER BY v.n
@@ -79,12 +80,14 @@ export async function writeSightings(
          heartbeat = CASE WHEN EXCLUDED.seen_at >= l.seen_at
                           THEN coalesce(EXCLUDED.heartbeat, l.heartbeat)
                           ELSE coalesce(l.heartbeat, EXCLUDED.heartbeat) END,
-         version = EXCLUDED.version
+         version = EXCLUDED.version,
+         written_by = EXCLUDED.written_by
        RETURNING agent_id, version`,
       [
         rows.map((r) => r.agentId),
         rows.map((r) => Math.max(0, r.ageMs)),
         rows.map((r) => (r.heartbeat ? JSON.stringify(r.heartbeat) : null)),
+        writer,
       ],
     );
     return new Map(written.map((w) => [w.agent_id, Number(w.version)]));
@@ -93,12 +96,14 @@ export async function writeSightings(
 
 /**
  * Sightings of unrevoked agents written after version `after` and no older than `withinMs`
- * (older ones cannot make an agent live), with their age on the database's clock.
+ * (older ones cannot make an agent live), with their age on the database's clock; those
+ * `exceptWriter` wrote (the reading manager's own) are left out.
  */
 export async function readSightings(
   db: pg.Pool,
   after: number,
   withinMs: number,
+  exceptWriter: string | null = null,
 ): Promise<SharedSighting[]> {
   const { rows } = await db.query<{
     agent_id: string;
@@ -109,8 +114,9 @@ export async function readSightings(
     `SELECT l.agent_id, l.heartbeat, l.version,
             extract(epoch FROM now() - l.seen_at) * 1000 AS age_ms
      FROM agent_liveness l JOIN agents a ON a.id = l.agent_id AND a.revoked_at IS NULL
-     WHERE l.version > $1 AND l.seen_at > now() - $2 * interval '1 millisecond'`,
-    [after, withinMs],
+     WHERE l.version > $1 AND l.seen_at > now() - $2 * interval '1 millisecond'
+       AND l.written_by IS DISTINCT FROM $3::uuid`,
+    [after, withinMs, exceptWriter],
   );
   return rows.map((r) => ({
     agentId: r.agent_id,

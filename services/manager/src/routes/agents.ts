@@ -98,6 +98,9 @@ const agents: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req) => {
+      // The fast path answers steady heartbeats with this route's own validator.
+      const validate = req.getValidationFunction('body');
+      if (validate) app.heartbeatFastPath.learn((body) => validate(body) === true);
       const agentId = req.agent!.id;
       const previousUrl = app.softState.heartbeatOf(agentId)?.url;
       const previousProbe = app.softState.heartbeatOf(agentId)?.diagnostics;
