@@ -57,10 +57,15 @@ export async function requireCreatable(
   }
   const folders = kind === 'dataset' ? names.length - 1 : names.length;
   let parent = (await repo.listedFolderAt(''))!;
+  /** The folder the walk stopped at (hidden from the caller), or null where none exists. */
+  let stoppedAt: ListedFolder | null = null;
   let depth = 0;
   for (; depth < folders; depth++) {
     const next = await repo.listedFolderAt(names.slice(0, depth + 1).join('/'));
-    if (!next || !(await folderVisible(req, next))) break;
+    if (!next || !(await folderVisible(req, next))) {
+      stoppedAt = next ?? null;
+      break;
+    }
     parent = next;
   }
   // mkdir -p of a folder the caller sees: nothing to create, its view is the answer.
@@ -80,12 +85,13 @@ export async function requireCreatable(
       leaf ? `dataset "${at}" already exists` : `"${at}" is a dataset, not a folder`,
     );
   }
-  const folder = leaf ? await repo.listedFolderAt(at) : null;
-  if (folder && (await folderVisible(req, folder))) {
+  // A dataset's own name was not walked; a folder level's was (where the walk stopped).
+  const folder = leaf ? await repo.listedFolderAt(at) : stoppedAt;
+  if (leaf && folder && (await folderVisible(req, folder))) {
     throw new FreeLoaderError('ALREADY_EXISTS', `"${at}" is a folder`);
   }
   // Below `depth` the walk stopped at a missing or hidden folder: hidden is a taken name.
-  if (dataset || folder || (!leaf && (await repo.listedFolderAt(at)))) {
+  if (dataset || folder) {
     markRefused(req);
     throw new FreeLoaderError('ALREADY_EXISTS', `"${at}" is taken`);
   }
