@@ -18,6 +18,11 @@ async function get(url: string, headers: Record<string, string> = {}) {
   };
 }
 
+/** Poll `ok` every 10 ms until it holds (the test's own timeout bounds the wait). */
+async function waitUntil(ok: () => boolean): Promise<void> {
+  while (!ok()) await new Promise((r) => setTimeout(r, 10));
+}
+
 describe('startTestServer', () => {
   it('serves deterministic content', async () => {
     srv = await startTestServer({ size: 1000, seed: 9 });
@@ -55,6 +60,28 @@ describe('startTestServer', () => {
     const started = performance.now();
     expect((await get(srv.url)).body.length).toBe(20_000);
     expect(performance.now() - started).toBeGreaterThanOrEqual(200);
+  });
+
+  it.each([
+    ['a whole body', undefined, 0],
+    ['a range that starts past the hold', 'bytes=3000-4999', 3000],
+  ] as const)('holds %s past holdFrom until released, trickling meanwhile', async (_, range, from) => {
+    srv = await startTestServer({ size: 5000, seed: 3, holdFrom: 3500 });
+    const res = await request(srv.url, { headers: range ? { range } : {} });
+    const got: Buffer[] = [];
+    let received = 0;
+    const done = (async () => {
+      for await (const chunk of res.body) {
+        got.push(chunk as Buffer);
+        received += (chunk as Buffer).length;
+      }
+    })();
+    // Everything before the hold, then a trickle: two held bytes arrive, the rest does not.
+    await waitUntil(() => received >= 3500 - from + 2);
+    expect(received).toBeLessThan(5000 - from);
+    srv.set({ holdFrom: undefined });
+    await done;
+    expect(Buffer.concat(got).equals(generateContent(5000, 3).subarray(from))).toBe(true);
   });
 
   it('counts requests and connections', async () => {

@@ -10,6 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { generateContent, selfSignedCert } from './test-content.js';
 
+/** How fast bytes past `holdFrom` go out while held (bytes/second): a trickle, never silence. */
+export const HELD_BYTES_PER_SECOND = 20;
+
 /** Behaviour of a {@link startTestServer} server; `set` changes any of it at runtime except tls, size, content and seed. */
 export interface TestServerOptions {
   /** Dataset size in bytes when `content` is not given (default 1 MiB + 123). */
@@ -43,6 +46,12 @@ export interface TestServerOptions {
   truncateAt?: number;
   /** Send this many body bytes, then go silent with the connection open (idle-timeout tests). */
   stallAfter?: number;
+  /**
+   * Bytes at or past this offset of the content trickle out at HELD_BYTES_PER_SECOND until
+   * `set({ holdFrom: undefined })`: a transfer the test can catch mid-way for as long as it
+   * needs, on any machine load (still sending, so no client idle timeout fires).
+   */
+  holdFrom?: number;
   /** Serve https with a runtime self-signed certificate (needs openssl). */
   tls?: boolean;
 }
@@ -168,9 +177,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       }
       const [first, last] = range;
       headers['content-range'] = `bytes ${first}-${last}/${content.length}`;
-      return send(res, 206, headers, content.subarray(first, last + 1));
+      return send(res, 206, headers, content.subarray(first, last + 1), first);
     }
-    return send(res, 200, headers, content, req.method === 'HEAD');
+    return send(res, 200, headers, content, 0, req.method === 'HEAD');
   }
 
   async function send(
@@ -178,6 +187,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     status: number,
     headers: Record<string, string>,
     body: Buffer,
+    offset: number,
     headOnly = false,
   ): Promise<void> {
     res.writeHead(status, { ...headers, 'content-length': String(body.length) });
@@ -186,13 +196,16 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     // Rate limit: 20 slices a second. No pipelining, so one response per connection at a time.
     // The rate is read per slice, so `set({ bytesPerSecond })` also slows bodies in flight.
     for (let at = 0; at < limit && !res.destroyed;) {
-      const rate = opts.bytesPerSecond;
+      // Read per slice too: a release lets held bodies go on at the current rate.
+      const holdAt = opts.holdFrom === undefined ? Infinity : opts.holdFrom - offset;
+      const held = at >= holdAt;
+      const rate = held ? HELD_BYTES_PER_SECOND : opts.bytesPerSecond;
       const slice = rate ? Math.max(1, Math.floor(rate / 20)) : body.length;
-      const chunk = body.subarray(at, Math.min(at + slice, limit));
+      const chunk = body.subarray(at, Math.min(at + slice, limit, held ? Infinity : holdAt));
       at += chunk.length;
       bodyBytes += chunk.length;
       if (!res.write(chunk)) await drainOrClose(res);
-      if (rate && at < limit) await sleep(50);
+      if ((rate || at === holdAt) && at < limit) await sleep(50);
     }
     if (limit < body.length && opts.stallAfter === undefined) return void res.socket?.end();
     if (limit < body.length) return; // stalled: the client must time out

@@ -95,10 +95,16 @@ beforeAll(async () => {
     body: JSON.stringify({ username: 'admin', password }),
   });
   token = ((await login.json()) as LoginResponse).token;
-  // Slow enough that the import is seen storing before it ends: at 512 KiB/s (a limit per
-  // connection; each donor reads ranges over several) it took ~2 s, and one poll in four saw
-  // its jobs go from nothing stored to done between two 100 ms polls.
-  src = await startTestServer({ size: 6 * MiB + 77, seed: 1616, bytesPerSecond: 96 * KiB });
+  // The manager is killed mid-import whatever the machine's load: the first three morsels come
+  // at 512 KiB/s (each takes 2 s, so a progress report, due after 500 ms, goes out when one is
+  // stored) and the rest is held until the test lets it go. With a rate alone (96 KiB/s) a busy
+  // CI machine's late timers stretched the first morsel past the test's 60 s wait.
+  src = await startTestServer({
+    size: 6 * MiB + 77,
+    seed: 1616,
+    bytesPerSecond: 512 * KiB,
+    holdFrom: 3 * MiB,
+  });
 }, 300_000);
 
 afterAll(async () => {
@@ -161,19 +167,23 @@ describe('two managers on one database', { timeout: 300_000 }, () => {
       replicas: 1,
     });
     const id = res.dataset!.id;
+    // The rows seen last (state, bytes, the donor's governor) say why, if this ever times out.
+    let seen: TransferView[] = [];
     await waitFor(
       'the import to have stored something',
       async () => {
-        const rows = await b.request<TransferView[]>('GET', `/transfers?datasetId=${id}`);
-        return rows.some((j) => j.state === 'running' && j.doneBytes > 0) ? true : undefined;
+        seen = await b.request<TransferView[]>('GET', `/transfers?datasetId=${id}`);
+        return seen.some((j) => j.state === 'running' && j.doneBytes > 0) ? true : undefined;
       },
       60_000,
       100,
-    );
+    ).catch((e: unknown) => {
+      throw new Error(`${String(e)}; jobs: ${JSON.stringify(seen)}`);
+    });
     // Kill the manager the agents talk to first (the first of their lists, for two of three).
     managers[0]!.child.kill('SIGKILL');
     await exited(managers[0]!.child);
-    src.set({ bytesPerSecond: undefined });
+    src.set({ bytesPerSecond: undefined, holdFrom: undefined });
     const done = await waitFor(
       'the import to finish through the surviving manager',
       async () => {

@@ -34,8 +34,15 @@ const pendingReports = async () =>
   (await readdir(reportsDir()).catch(() => [])).filter((f) => f.endsWith('.json'));
 
 async function slowSource(seed: number): Promise<TestServer> {
-  // Slow enough that the import is still running when the manager goes down.
-  const src = await startTestServer({ size: 8 * MiB + 321, seed, bytesPerSecond: 512 * KiB });
+  // Still running when the manager goes down, on any load: the first morsels take 2 s each (a
+  // progress report, due after 500 ms, goes out with the first stored) and the second half is
+  // held until the test lets it go.
+  const src = await startTestServer({
+    size: 8 * MiB + 321,
+    seed,
+    bytesPerSecond: 512 * KiB,
+    holdFrom: 4 * MiB,
+  });
   sources.push(src);
   return src;
 }
@@ -72,7 +79,7 @@ describe('a manager outage during an import', { timeout: 240_000 }, () => {
 
     await c.tm.stop();
     // The source changes under the import: the donor's job fails with the manager away.
-    src.set({ bytesPerSecond: undefined });
+    src.set({ bytesPerSecond: undefined, holdFrom: undefined });
     src.setContent(generateContent(src.content.length, 6161));
     await waitFor(
       'the donor to keep its failure report on disk',
@@ -137,6 +144,7 @@ describe('a manager outage during an import', { timeout: 240_000 }, () => {
       60_000,
       100,
     );
+    src.set({ bytesPerSecond: undefined, holdFrom: undefined });
     await c.tm.start();
     expect(await code, stderr).toBe(0);
     expect(stderr.match(/manager unavailable/g)).toHaveLength(1);
