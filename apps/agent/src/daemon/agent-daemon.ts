@@ -14,35 +14,33 @@ import {
 import { SourcePolicy } from '@freeloader/sources';
 import { ManagerClient } from '../manager-client.js';
 import { buildMorselService, listenMorselService } from '../service/morsel-service.js';
-import { deleteJobHandler } from '../jobs/delete-job.js';
-import { importJobHandler } from '../jobs/import-job.js';
 import { JobReportOutbox } from '../jobs/job-reports.js';
 import { JobRunner } from '../jobs/job-runner.js';
 import { attachPatching } from '../patching/attach-patching.js';
 import type { PatchRegistry } from '../patching/patch-registry.js';
-import { FsStore } from '../store/fs-store.js';
 import { holdsBackgroundWork } from '../governor/background-hold.js';
 import { ForegroundYield } from '../governor/foreground-yield.js';
 import { Governance, type AdmitTransfer } from '../governor/governance.js';
 import { loadGovernorFile, type GovernorFile } from '../governor/governor-file.js';
 import type { OwnerIdleSource } from '../governor/owner-idle.js';
 import type { SystemProbe } from '../governor/system-probe.js';
-import { relocateJobHandler } from '../jobs/relocate-job.js';
-import { repairJobHandler } from '../jobs/repair-job.js';
 import { RelocationTracker } from '../relocation/relocation-tracker.js';
-import { RetiringStore } from '../store/retiring-store.js';
+import type { RetiringStore } from '../store/retiring-store.js';
 import { loadIdentity, type Identity } from '../state/identity.js';
-import { loadSettings, saveSettings, type AgentSettings } from '../state/settings-file.js';
+import { loadSettings, saveSettings } from '../state/settings-file.js';
 import type { AgentStatus } from './agent-status.js';
 import { installAgentMetrics } from './agent-metrics.js';
 import { agentAuthorization, JoinDiagnostics } from './diagnostics.js';
-import { checkQuotaFits, diskShort, OWNER_DISK_FLOOR_BYTES } from '../store/disk-space.js';
+import { OWNER_DISK_FLOOR_BYTES } from '../store/disk-space.js';
 import type { ScrubSettings } from '../store/scrub-rate.js';
 import { Scrubber } from '../store/scrubber.js';
 import { FaultReporter } from './fault-reporter.js';
 import { enroll } from './enrollment.js';
 import { HeartbeatLoop } from './heartbeat-loop.js';
+import { donorJobHandlers } from './job-handlers.js';
+import { openDonorStore } from './open-store.js';
 import { reconcileStore } from './reconcile.js';
+import { scrubSettingsFile, scrubSettingsOf } from './scrub-settings.js';
 
 /** How often a leaving agent asks the manager how far its leave has come (milliseconds). */
 const LEAVE_POLL_MS = 1_000;
@@ -234,32 +232,16 @@ export class AgentDaemon extends EventEmitter {
     });
     this.jobs = new JobRunner(
       this.manager,
-      {
-        import: importJobHandler({
-          store,
-          agentId: () => this.identity!.agentId,
-          allowFileUris: opts.allowFileUris ?? false,
-          sourcePolicy: this.sourcePolicy,
-          admit,
-          manager: this.manager,
-        }),
-        delete: deleteJobHandler(store),
-        relocate: relocateJobHandler({
-          store,
-          manager: this.manager,
-          tracker: this.relocation,
-          retire: (datasetId, morsels, keepMs) => store.retire(datasetId, morsels, keepMs),
-          admit,
-        }),
-        repair: repairJobHandler({
-          store,
-          manager: this.manager,
-          allowFileUris: opts.allowFileUris ?? false,
-          sourcePolicy: this.sourcePolicy,
-          admit,
-          foreground: this.foreground,
-        }),
-      },
+      donorJobHandlers({
+        store,
+        manager: this.manager,
+        agentId: () => this.identity!.agentId,
+        allowFileUris: opts.allowFileUris ?? false,
+        sourcePolicy: this.sourcePolicy,
+        admit,
+        foreground: this.foreground,
+        relocation: this.relocation,
+      }),
       this.log,
       this.reports,
     );
@@ -300,24 +282,14 @@ export class AgentDaemon extends EventEmitter {
         'this agent is not enrolled yet: pass --token (an admin creates one with `freeloader token create`)',
       );
     }
-    const storeDir = join(opts.dir, 'store');
-    const fsStore = await FsStore.open(storeDir, {
-      quotaBytes: opts.bandwidthOnly ? 0 : quotaBytes,
-    });
-    for (const w of fsStore.warnings) opts.logger.warn(w);
     const onDiskFull = { call: (): void => undefined };
-    const store: RetiringStore = new RetiringStore(fsStore, {
-      log: opts.logger,
-      diskShort: () => diskShort(storeDir, store.usage().freeBytes),
+    const { fsStore, store } = await openDonorStore({
+      dir: opts.dir,
+      quotaBytes,
+      ...(opts.bandwidthOnly !== undefined ? { bandwidthOnly: opts.bandwidthOnly } : {}),
+      logger: opts.logger,
       onDiskFull: () => onDiskFull.call(),
     });
-    try {
-      if (!opts.bandwidthOnly) await checkQuotaFits(storeDir, quotaBytes, store.usage().usedBytes);
-    } catch (e) {
-      await store.close();
-      throw e;
-    }
-    store.startSweeping();
     const scrub = scrubSettingsOf(opts.scrub, settings.scrub);
     await saveSettings(opts.dir, {
       ...settings,
@@ -395,7 +367,6 @@ export class AgentDaemon extends EventEmitter {
     });
   }
 
-  /** The manager answered a heartbeat: reconcile once, then take jobs when some are pending. */
   /** The manager's allow list; a malformed one is logged and the last good one kept. */
   private adoptSourceAllow(entries: readonly string[]): void {
     try {
@@ -405,6 +376,7 @@ export class AgentDaemon extends EventEmitter {
     }
   }
 
+  /** The manager answered a heartbeat: reconcile once, then take jobs when some are pending. */
   private async onHeartbeatAnswer(res: HeartbeatResponse): Promise<void> {
     this.diagnostics.ensure();
     this.adoptSourceAllow(res.sourceAllow ?? []);
@@ -504,29 +476,4 @@ export class AgentDaemon extends EventEmitter {
 
 function errText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
-}
-
-/** The scrub pace in force: this start's options, else the remembered settings, else defaults. */
-function scrubSettingsOf(
-  given: ScrubSettings | undefined,
-  saved: AgentSettings['scrub'],
-): ScrubSettings {
-  if (given) return given;
-  const out: ScrubSettings = {};
-  if (saved?.periodMs !== undefined) out.periodMs = saved.periodMs;
-  if (saved?.bytesPerSecond !== undefined) {
-    out.bytesPerSecond = saved.bytesPerSecond === 'max' ? Infinity : saved.bytesPerSecond;
-  }
-  return out;
-}
-
-/** What settings.json remembers of a scrub pace given on this start (JSON has no Infinity). */
-function scrubSettingsFile(given: ScrubSettings | undefined, saved: AgentSettings): AgentSettings {
-  if (!given) return saved.scrub ? { scrub: saved.scrub } : {};
-  const scrub: NonNullable<AgentSettings['scrub']> = {};
-  if (given.periodMs !== undefined) scrub.periodMs = given.periodMs;
-  if (given.bytesPerSecond !== undefined) {
-    scrub.bytesPerSecond = Number.isFinite(given.bytesPerSecond) ? given.bytesPerSecond : 'max';
-  }
-  return { scrub };
 }
