@@ -65,24 +65,27 @@ describe('startTestServer', () => {
   it.each([
     ['a whole body', undefined, 0],
     ['a range that starts past the hold', 'bytes=3000-4999', 3000],
-  ] as const)('holds %s past holdFrom until released, trickling meanwhile', async (_, range, from) => {
-    srv = await startTestServer({ size: 5000, seed: 3, holdFrom: 3500 });
-    const res = await request(srv.url, { headers: range ? { range } : {} });
-    const got: Buffer[] = [];
-    let received = 0;
-    const done = (async () => {
-      for await (const chunk of res.body) {
-        got.push(chunk as Buffer);
-        received += (chunk as Buffer).length;
-      }
-    })();
-    // Everything before the hold, then a trickle: two held bytes arrive, the rest does not.
-    await waitUntil(() => received >= 3500 - from + 2);
-    expect(received).toBeLessThan(5000 - from);
-    srv.set({ holdFrom: undefined });
-    await done;
-    expect(Buffer.concat(got).equals(generateContent(5000, 3).subarray(from))).toBe(true);
-  });
+  ] as const)(
+    'holds %s past holdFrom until released, trickling meanwhile',
+    async (_, range, from) => {
+      srv = await startTestServer({ size: 5000, seed: 3, holdFrom: 3500 });
+      const res = await request(srv.url, { headers: range ? { range } : {} });
+      const got: Buffer[] = [];
+      let received = 0;
+      const done = (async () => {
+        for await (const chunk of res.body) {
+          got.push(chunk as Buffer);
+          received += (chunk as Buffer).length;
+        }
+      })();
+      // Everything before the hold, then a trickle: two held bytes arrive, the rest does not.
+      await waitUntil(() => received >= 3500 - from + 2);
+      expect(received).toBeLessThan(5000 - from);
+      srv.set({ holdFrom: undefined });
+      await done;
+      expect(Buffer.concat(got).equals(generateContent(5000, 3).subarray(from))).toBe(true);
+    },
+  );
 
   it('counts requests and connections', async () => {
     srv = await startTestServer({ size: 10 });
