@@ -122,7 +122,13 @@ export default {
       const degraded = await read('one frozen, one killed');
       await failing;
       const live = donorGp.filter((_, i) => i !== FROZEN && i !== KILLED);
-      const dropped = /dropped for the rest of the read/.test(degraded.stderr);
+      // `get` names a dropped donor by id (its warnings), the connection counts by address.
+      const dropped = (degraded.stderr.match(/ left out of the read: /g) ?? []).length;
+      const killedIp = tb.donors[KILLED]?.ip ?? '';
+      const attempts = /^connection attempts: (.*)$/m.exec(degraded.stderr)?.[1] ?? '';
+      const killedAttempts = Number(
+        new RegExp(`${killedIp.replaceAll('.', '\\.')}:\\d+ (\\d+)`).exec(attempts)?.[1] ?? NaN,
+      );
       const liveLimit = Math.min(clientGp, sumOf(live));
       rows.push({
         case: `FreeLoader get W=${WIDTH}, ${label}, one donor frozen and one killed mid-read`,
@@ -131,7 +137,10 @@ export default {
           bytes,
           seconds: degraded.seconds,
           failAfterMs: Math.round(failAfterMs),
-          frozenDropped: dropped,
+          donorsDropped: dropped,
+          // Connections the read attempted to the killed donor, before the kill included (issue
+          // 15: a refused donor is left out at once, so at most one after the kill).
+          killedConnectionAttempts: killedAttempts,
           donorFailures: degraded.failures,
         },
         mbps: degraded.mbps,
@@ -139,7 +148,7 @@ export default {
         targetRatio: TARGET_RATIO,
         note:
           `sha256 ok; limit min(client, Σ live donors); frozen donor ` +
-          `${dropped ? 'dropped' : 'not reported dropped'}; their morsels from the second copies`,
+          `and killed donor: ${dropped} left out; their morsels from the second copies`,
       });
       rows.push(
         {

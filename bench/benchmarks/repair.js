@@ -20,6 +20,7 @@ import {
   repairCapRate,
   repairCapRateWithForeground,
   repairQueue,
+  rssNow,
   sampleRss,
   sendersOf,
   servedByDonor,
@@ -136,6 +137,7 @@ export default {
       const pids = fl.agents
         .filter((_, i) => i !== VICTIM)
         .map((a) => /** @type {number} */ (a.child.pid));
+      const rssBefore = rssNow(pids);
       const killedAt = performance.now();
       fl.agents[VICTIM]?.child.kill('SIGKILL');
       // Both ends of the repair are taken when the poll that saw them was sent: a poll answers
@@ -269,6 +271,8 @@ export default {
         params: {
           perDonorMB: memory.map((m) => Math.round(m.peakRss / 1e6)),
           perDonorHwmMB: memory.map((m) => Math.round(m.hwm / 1e6)),
+          // Resident just before the kill: what the imports left, before repair adds its part.
+          perDonorBeforeKillMB: rssBefore.map((b) => Math.round(b / 1e6)),
         },
         mbps: peak / 1e6,
         limitMbps: RSS_LIMIT / 1e6,

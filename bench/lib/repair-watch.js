@@ -108,6 +108,18 @@ export function sampleRss(pids, everyMs = 200) {
   };
 }
 
+/**
+ * Each process's resident memory now (bytes, 0 for one that is gone): the donors' RSS before
+ * the repair, so its row tells what the repair added from what the import left resident.
+ *
+ * @example rssNow([1234]) // → [131_203_072]
+ * @param {number[]} pids
+ * @returns {number[]}
+ */
+export function rssNow(pids) {
+  return pids.map((p) => statusKb(p, 'VmRSS') * 1024);
+}
+
 /** A kB field of /proc/<pid>/status (0 when the process is gone). @param {number} pid @param {string} field */
 function statusKb(pid, field) {
   try {

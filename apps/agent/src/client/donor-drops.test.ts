@@ -82,3 +82,30 @@ describe('DonorDrops', () => {
     expect(d.isDropped('A')).toBe(true);
   });
 });
+
+describe('DonorDrops.dropForRead', () => {
+  it('leaves a donor out for the rest of the read, told once, whatever it delivers later', () => {
+    let now = 0;
+    const d = new DonorDrops(() => now);
+    const v0 = d.version();
+    expect(d.dropForRead('A')).toBe(true);
+    expect(d.version()).not.toBe(v0);
+    expect(d.dropForRead('A')).toBe(false);
+    d.delivered('A'); // a late answer on an older connection
+    now = 10 * DROP_MAX_MS;
+    expect(d.isDropped('A')).toBe(true);
+    expect(d.drop('A')).toBe(false);
+    expect(d.isDropped('A')).toBe(true);
+    expect(d.everDropped()).toEqual(['A']);
+  });
+
+  it('turns a timed drop into one for the read, and is news then', () => {
+    let now = 0;
+    const d = new DonorDrops(() => now);
+    expect(d.drop('A')).toBe(true);
+    expect(d.dropForRead('A')).toBe(true);
+    now = 2 * DROP_MAX_MS;
+    expect(d.isDropped('A')).toBe(true);
+    expect(d.isDropped('B')).toBe(false);
+  });
+});

@@ -293,6 +293,11 @@ export class HedgedFetch {
       ok = true;
       this.opts.locator.delivered(donor);
       return data;
+    } catch (e) {
+      // Refused or unroutable: out for the rest of the read, whichever route of a hedge this was.
+      if (this.opts.locator.unreachable(donor, e))
+        this.opts.onDonorDropped?.(donor, e as FreeLoaderError);
+      throw e;
     } finally {
       const now = performance.now();
       this.opts.trace?.mark('net', index, started, { donor });

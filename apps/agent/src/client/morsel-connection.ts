@@ -117,6 +117,8 @@ export class MorselConnection {
         new FreeLoaderError(
           'UNAVAILABLE',
           `donor ${this.hostHeader} unreachable (${e.code ?? e.message})`,
+          // What isUnreachable needs to tell a dead donor from a reset keep-alive connection.
+          { errno: e.code, bytesRead: socket.bytesRead },
         ),
       );
     });

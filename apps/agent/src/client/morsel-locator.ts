@@ -2,6 +2,7 @@ import { donorsOfMorsel, type DatasetMap } from '@freeloader/protocol';
 import { slowness } from './prefer-fast.js';
 import { DonorDrops } from './donor-drops.js';
 import { RecentFailures } from './recent-failures.js';
+import { isUnreachable } from './unreachable-donor.js';
 import { STALL_EPISODE_MS, STALLS_TO_DROP } from './stall-watch.js';
 
 /**
@@ -172,6 +173,14 @@ export class MorselLocator {
   /** A donor failed a request (dead, stalled, bad hash): it goes behind healthier copies. */
   failed(donor: string): void {
     this.failures.add(donor);
+  }
+
+  /**
+   * A request to `donor` failed with `error`: when that says nothing answers at its address
+   * ({@link isUnreachable}), it is left out for the rest of the read. True when that is news.
+   */
+  unreachable(donor: string, error: unknown): boolean {
+    return isUnreachable(error) && this.dropped.dropForRead(donor);
   }
 
   /** `donor` delivered a morsel: its stalls so far were not in a row, it is not stopped. */

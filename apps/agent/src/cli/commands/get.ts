@@ -65,9 +65,7 @@ export function registerGet(program: Command): void {
             onDonorFailure: (donor, err) =>
               console.error(`\nwarning: donor ${donor}: ${err.message} (retrying elsewhere)`),
             onDonorDropped: (donor, err) =>
-              console.error(
-                `\nwarning: donor ${donor} stalled; left out of the read while it does: ${err.message}`,
-              ),
+              console.error(`\nwarning: donor ${donor} left out of the read: ${err.message}`),
           });
           bar?.update(summary.bytes, undefined, true);
           bar?.done();
@@ -84,6 +82,7 @@ export function registerGet(program: Command): void {
             console.error(`first morsel after ${summary.firstMorselSeconds.toFixed(3)} s`);
             console.error(cpuLine(summary.cpuSeconds, summary.bytes));
             console.error(donorTable(summary.map, summary.donors));
+            console.error(attemptsLine(summary.map, summary.connectionAttempts));
             const throttled = throttleReport(
               summary.map.donors.map((d) => ({ ...d, name: hostOf(d.url) })),
             );
@@ -111,6 +110,16 @@ function donorTable(map: DatasetMap, donors: Map<string, DonorRate>): string {
         `${(r.bytes / 1e3 / Math.max(r.busyMs, 1)).toFixed(1).padStart(7)} MB/s`,
     );
   return ['donor                   delivered     busy     rate', ...rows].join('\n');
+}
+
+/**
+ * TCP connections the read attempted per donor, e.g. `connection attempts: 10.0.0.2:7070 1,
+ * 10.0.0.3:7070 0`: a donor killed mid-read shows at most one more than it had (issue 15).
+ */
+function attemptsLine(map: DatasetMap, attempts: Map<string, number>): string {
+  const names = new Map(map.donors.map((d) => [d.id, hostOf(d.url)]));
+  const parts = [...attempts].map(([id, n]) => `${names.get(id) ?? id} ${n}`);
+  return `connection attempts: ${parts.join(', ')}`;
 }
 
 const hostOf = (url: string): string => url.replace(/^https?:\/\//, '');
