@@ -17,6 +17,14 @@ export interface AgentMetricSources {
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5];
 
 /**
+ * How often the event-loop delay histogram samples (ms). prom-client's default, 10 ms, is a timer
+ * that wakes the daemon 100 times a second for ever: an idle agent measured 195 epoll wake-ups a
+ * second and 0.85 % of a core, most of it this timer. A blocked loop still shows as the delay of
+ * the next sample, so a coarse resolution keeps the lag figures and costs one wake-up a second.
+ */
+const EVENT_LOOP_SAMPLE_MS = 1_000;
+
+/**
  * Add `GET /metrics` (Prometheus text format) to the agent's morsel service: requests and
  * latencies per route, bytes served, the governor's state and cap, jobs running, reports
  * undelivered, and the store's use. Call before the service listens.
@@ -25,7 +33,11 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
  */
 export function installAgentMetrics(app: FastifyInstance, sources: AgentMetricSources): Registry {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'freeloader_agent_' });
+  collectDefaultMetrics({
+    register: registry,
+    prefix: 'freeloader_agent_',
+    eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS,
+  });
   const requests = new Counter({
     name: 'freeloader_agent_http_requests_total',
     help: 'Requests the morsel service answered, by method, route pattern and status code',

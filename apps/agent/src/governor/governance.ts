@@ -4,7 +4,12 @@ import { FreeLoaderError, clampThrottleReasons, type Heartbeat } from '@freeload
 import { Governor, SYSTEM_CLOCK, type GovernorClock, type GovernorDecision } from './governor.js';
 import { mergeSettings, type GovernorSettings } from './governor-settings.js';
 import { loadGovernorFile, saveGovernorFile, type GovernorFile } from './governor-file.js';
-import { OwnerIdle, platformIdleSource, type OwnerIdleSource } from './owner-idle.js';
+import {
+  NO_OWNER_INPUT,
+  OwnerIdle,
+  platformIdleSource,
+  type OwnerIdleSource,
+} from './owner-idle.js';
 import { paceBody } from './paced-stream.js';
 import { pauseFor, type Pause, type PauseSpan } from './pause.js';
 import { nativeSample } from './native-sample.js';
@@ -19,6 +24,28 @@ import { TransferGate } from './transfer-gate.js';
  * written here (imports, patch downloads), `out` = read here and sent (relocation pushes).
  */
 export type TransferDirection = 'in' | 'out';
+
+/** How often owner input is looked at when something can tell (ms): a drop within a second. */
+const OWNER_POLL_MS = 250;
+/** How often the machine is measured (ms). */
+const SYSTEM_POLL_MS = 1_000;
+
+/**
+ * How often the governor re-decides from owner input (ms). With nothing that can tell owner
+ * input (a headless Linux, Wayland without the tray) a tick between two machine samples sees
+ * nothing new — the tray's reports are applied at once, not polled — so it runs at the machine
+ * sample's pace: 4 wake-ups a second fewer on an idle donor.
+ *
+ * @example ownerPollMs(NO_OWNER_INPUT, undefined, 1000) // → 1000
+ * @example ownerPollMs(platformIdleSource(), undefined, 1000) // → 250 where xprintidle is asked
+ */
+export function ownerPollMs(
+  source: OwnerIdleSource,
+  configured: number | undefined,
+  systemPollMs: number,
+): number {
+  return configured ?? (source === NO_OWNER_INPUT ? systemPollMs : OWNER_POLL_MS);
+}
 
 /** {@link Governance.admit} as the jobs and patch sessions see it. */
 export type AdmitTransfer = (
@@ -38,7 +65,10 @@ export interface GovernanceOptions {
   /** Machine figures; default systeminformation (none with FREELOADER_IGNORE_LOAD=1). */
   probe?: SystemProbe;
   clock?: GovernorClock;
-  /** How often owner input is looked at (ms): bounds how fast serving drops. Default 250. */
+  /**
+   * How often owner input is looked at (ms): bounds how fast serving drops. Default 250, or
+   * `systemPollMs` when nothing on this platform can tell owner input ({@link ownerPollMs}).
+   */
   idlePollMs?: number;
   /** How often the machine is measured (ms). Default 1000. */
   systemPollMs?: number;
@@ -77,6 +107,7 @@ export class Governance {
   private timers: NodeJS.Timeout[] = [];
   private probing = false;
   private ticking = false;
+  private readonly idleSource: OwnerIdleSource;
 
   /** Build from the loaded `governor.json` ({@link loadGovernorFile}); {@link start} runs it. */
   constructor(
@@ -92,7 +123,8 @@ export class Governance {
       () => this.governor.decision.state === 'paused',
       opts.sleep,
     );
-    this.idle = new OwnerIdle(opts.idleSource ?? platformIdleSource(), () => clock.now());
+    this.idleSource = opts.idleSource ?? platformIdleSource();
+    this.idle = new OwnerIdle(this.idleSource, () => clock.now());
     this.served = { bytes: opts.servedBytes(), at: clock.now(), bps: 0 };
   }
 
@@ -111,10 +143,19 @@ export class Governance {
   async start(): Promise<void> {
     if (this.timers.length > 0) return;
     const probe = this.opts.probe ?? defaultProbe();
-    this.timers.push(
-      setInterval(() => void this.tick(), this.opts.idlePollMs ?? 250),
-      setInterval(() => void this.probe(probe), this.opts.systemPollMs ?? 1_000),
-    );
+    const systemEvery = this.opts.systemPollMs ?? SYSTEM_POLL_MS;
+    const ownerEvery = ownerPollMs(this.idleSource, this.opts.idlePollMs, systemEvery);
+    if (ownerEvery === systemEvery) {
+      // One wake-up a second: decide right after each machine sample, from fresh figures.
+      this.timers.push(
+        setInterval(() => void this.probe(probe).then(() => this.tick()), systemEvery),
+      );
+    } else {
+      this.timers.push(
+        setInterval(() => void this.tick(), ownerEvery),
+        setInterval(() => void this.probe(probe), systemEvery),
+      );
+    }
     for (const t of this.timers) t.unref();
     await this.probe(probe);
     await this.tick();

@@ -9,6 +9,9 @@ export type OwnerIdleSource = () => Promise<number | null>;
 /** A report (from the tray, or a test) counts over the platform's own answer for this long. */
 export const REPORT_FRESH_MS = 30_000;
 
+/** The platform source where the platform cannot tell: always unknown. */
+export const NO_OWNER_INPUT: OwnerIdleSource = async () => null;
+
 /**
  * Owner idle time from the platform where it really knows: X11's screensaver extension through
  * `xprintidle` (when DISPLAY is set), macOS's HID system through `ioreg`. Anything else (Wayland,
@@ -33,7 +36,7 @@ export function platformIdleSource(env: NodeJS.ProcessEnv = process.env): OwnerI
   if (process.platform === 'linux' && env.DISPLAY && !env.WAYLAND_DISPLAY) {
     return () => ask('xprintidle', [], parseXprintidle);
   }
-  return async () => null;
+  return NO_OWNER_INPUT;
 }
 
 /** `xprintidle` prints milliseconds on one line. */
