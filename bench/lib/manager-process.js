@@ -76,9 +76,25 @@ export async function startManagerProcess(opts) {
     stop: async () => {
       if (child.exitCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));
+      // Its embedded PostgreSQL (postmaster first), stopped by hand if the manager must be killed.
+      const [postmaster] = descendants(pid).filter((p) => p !== pid);
+      const t0 = performance.now();
       child.kill('SIGTERM');
       await Promise.race([exited, new Promise((r) => setTimeout(r, 60_000))]);
-      if (child.exitCode === null) child.kill('SIGKILL');
+      const seconds = ((performance.now() - t0) / 1000).toFixed(1);
+      if (child.exitCode === null) {
+        opts.log(`manager pid ${pid} still running ${seconds} s after SIGTERM: killed`);
+        child.kill('SIGKILL');
+        // A killed manager leaves its PostgreSQL running under PID 1: a fast shutdown of it.
+        try {
+          if (postmaster !== undefined) process.kill(postmaster, 'SIGINT');
+        } catch {
+          // gone already
+        }
+      } else {
+        // Issue 16: a manager holding thousands of job channels must stop in seconds.
+        opts.log(`manager pid ${pid} stopped in ${seconds} s after SIGTERM`);
+      }
     },
   };
 }

@@ -1,4 +1,4 @@
-import { Pool } from 'undici';
+import { Client, Pool } from 'undici';
 import { JOB_CHANNEL_CHECK_MS, JOB_WAIT_MS, MiB } from '../../packages/protocol/dist/index.js';
 
 /** Requests per kind whose latency is recorded (the job channel's wait is held on purpose). */
@@ -27,6 +27,7 @@ const TOKEN_USES = 50;
  * @property {number} nextBeat performance.now() ms
  * @property {boolean} resumed
  * @property {boolean} beaten its first heartbeat was answered
+ * @property {Client} [channel] its own connection for the job channel, as a real agent has
  */
 
 /**
@@ -36,8 +37,10 @@ const TOKEN_USES = 50;
  * (`GET /jobs/wait`, with `check` on the first and every JOB_CHANNEL_CHECK_MS) held open and
  * renewed, with a claim when it says jobs wait. Lean on purpose, since it shares the
  * cores with the manager it measures: one timer for the whole fleet, one keep-alive connection
- * per held wait, a shared pool for the short requests (a real agent has its own connections;
- * the manager's cost per request is the same).
+ * per agent for its held wait (an undici Client each: one Pool of 10,000 connections scans its
+ * connections for a free one at every request and every answer, and at 10,000 agents the fleet
+ * fell minutes behind with the manager 89% idle), a shared pool for the short requests (a real
+ * agent has its own connections; the manager's cost per request is the same).
  */
 export class SyntheticFleet {
   /** @param {{ url: string, log: (m: string) => void }} opts */
@@ -65,12 +68,10 @@ export class SyntheticFleet {
       // A manager starved of CPU (a busy shared machine) accepts slowly: wait, as agents do.
       connect: { timeout: CONNECT_TIMEOUT_MS },
     });
-    this.channels = new Pool(this.url, {
-      connections: 20_000,
-      keepAliveTimeout: JOB_WAIT_MS * 2,
-      headersTimeout: JOB_WAIT_MS + 15_000,
-      connect: { timeout: CONNECT_TIMEOUT_MS },
-    });
+    /** Job channel waits in flight (each agent holds at most one). */
+    this.waiting = 0;
+    /** @type {Set<Client>} every agent's job channel connection (agents still starting too) */
+    this.channelClients = new Set();
     this.resetStats();
     /** @type {NodeJS.Timeout | undefined} */
     this.timer = undefined;
@@ -90,7 +91,7 @@ export class SyntheticFleet {
   /**
    * One request; its latency recorded under `kind` when timed. Throws on a non-2xx answer.
    *
-   * @param {Pool} pool @param {string} kind @param {string} method @param {string} path
+   * @param {Pool | Client} pool @param {string} kind @param {string} method @param {string} path
    * @param {string} auth @param {string} [body]
    * @returns {Promise<any>}
    */
@@ -288,6 +289,12 @@ export class SyntheticFleet {
     let failures = 0;
     /** @type {string | undefined} the last answer's cursor, sent back as the agent does */
     let cursor;
+    const channel = (a.channel ??= new Client(this.url, {
+      keepAliveTimeout: JOB_WAIT_MS * 2,
+      headersTimeout: JOB_WAIT_MS + 15_000,
+      connect: { timeout: CONNECT_TIMEOUT_MS },
+    }));
+    this.channelClients.add(channel);
     while (!this.stopped) {
       const startedAt = performance.now();
       const check = startedAt - checkedAt >= JOB_CHANNEL_CHECK_MS;
@@ -295,13 +302,14 @@ export class SyntheticFleet {
         const query = new URLSearchParams();
         if (check) query.set('check', 'true');
         if (cursor) query.set('cursor', cursor);
+        this.waiting++;
         const res = await this.call(
-          this.channels,
+          channel,
           'wait',
           'GET',
           `/jobs/wait?${query.toString()}`,
           a.auth,
-        );
+        ).finally(() => this.waiting--);
         cursor = res.cursor;
         if (check) checkedAt = startedAt;
         failures = 0;
@@ -326,13 +334,16 @@ export class SyntheticFleet {
 
   /** Agents holding a wait right now, as the fleet's connections see it. */
   get openChannels() {
-    return this.channels.stats.running;
+    return this.waiting;
   }
 
   async stop() {
     this.stopped = true;
     clearInterval(this.timer);
-    await Promise.all([this.control.destroy(), this.channels.destroy()]);
+    await Promise.all([
+      this.control.destroy(),
+      ...[...this.channelClients].map((c) => c.destroy()),
+    ]);
   }
 }
 

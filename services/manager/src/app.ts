@@ -42,6 +42,7 @@ import historyPlugin from './history/plugin.js';
 import jobSweeps from './jobs/job-sweeps.js';
 import jobChannel from './jobs/job-channel.js';
 import heartbeatFastPath from './agents/heartbeat-fast-path.js';
+import closeConnections from './agents/close-connections.js';
 
 export interface BuildOptions extends SoftStatePluginOptions {
   /** Where log lines go instead of stdout (tests read them back). */
@@ -155,6 +156,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.register(authPlugin);
     await app.register(auditHook);
     await app.register(heartbeatFastPath);
+    await app.register(closeConnections);
     await app.register(api, { prefix: '/api/v1' });
     await app.register(consolePlugin);
     await app.ready();

@@ -24,6 +24,16 @@ export interface SoftStatePluginOptions {
 const RESERVATION_SWEEP_MS = 60_000;
 
 /**
+ * How long a closing manager waits for its last flush of sightings (milliseconds). preClose
+ * hooks run one after the other, so a flush queued behind a backlog of database writes (10,000
+ * agents' first heartbeats at load 20: minutes of them) held every later one — the job
+ * channel's answer to its held waits included — and the manager was killed 60 s after SIGTERM.
+ * Sightings are soft state: what is not written, the agents' next heartbeats tell any manager
+ * within one interval.
+ */
+export const CLOSE_FLUSH_MAX_MS = 2_000;
+
+/**
  * The event bus and soft state, plus their timers: a sweep that announces live/stale/dead
  * changes, and every flush period a batched write of this manager's sightings to the shared
  * liveness table followed by a read of the other managers' (see LivenessSync).
@@ -60,7 +70,15 @@ export default fp<SoftStatePluginOptions>(
     app.addHook('onReady', async () => liveness.refresh());
     app.addHook('preClose', async () => {
       for (const t of timers) clearInterval(t);
-      await flush();
+      let bound: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>(
+        (r) => (bound = setTimeout(() => r('late'), CLOSE_FLUSH_MAX_MS)),
+      );
+      const outcome = await Promise.race([flush().then(() => 'flushed' as const), late]);
+      clearTimeout(bound);
+      if (outcome === 'late') {
+        app.log.warn(`last soft-state flush not done in ${CLOSE_FLUSH_MAX_MS} ms; closing anyway`);
+      }
     });
   },
   { name: 'soft-state', dependencies: ['agents-repo', 'singletons'] },

@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import fp from 'fastify-plugin';
 import { MAX_JSON_BODY, type Heartbeat } from '@freeloader/protocol';
 import { agentOfHeader } from '../auth/guards.js';
+import { sendStopping } from '../jobs/stopping-answer.js';
 
 /** The route the fast path answers (the same one Fastify serves). */
 export const HEARTBEAT_PATH = '/api/v1/agents/heartbeat';
@@ -123,8 +124,10 @@ export default fp(
       void app.jobWaiters.wait(agentId, cursor, app.config.jobWaitMs, gone.signal).then((a) => {
         res.off('close', onClose);
         if (res.destroyed) return;
-        sendJson(res, JSON.stringify({ jobsPending: a.jobsPending, cursor: a.cursor }));
-        app.countResponse('GET', JOB_WAIT_PATH, 200, (performance.now() - t0) / 1000);
+        // Cut short by the manager stopping: the agent goes elsewhere (see stopping-answer.ts).
+        if (app.jobWaiters.closed) sendStopping(res);
+        else sendJson(res, JSON.stringify({ jobsPending: a.jobsPending, cursor: a.cursor }));
+        app.countResponse('GET', JOB_WAIT_PATH, res.statusCode, (performance.now() - t0) / 1000);
       });
       return true;
     };

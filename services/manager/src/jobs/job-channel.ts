@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin';
+import { Gauge } from 'prom-client';
 import { attachJobNotifier, detachJobNotifier, type JobNotifier } from '../db/job-notices.js';
 import { JobWaiters } from './job-waiters.js';
 
@@ -24,6 +25,14 @@ export default fp(
     const waiters = new JobWaiters();
     app.decorate('jobWaiters', waiters);
     app.decorate('jobNotifier', waiters as JobNotifier);
+    new Gauge({
+      name: 'freeloader_job_channels_open',
+      help: 'Job channel waits (GET /jobs/wait) held open on this manager',
+      registers: [app.metrics],
+      collect() {
+        this.set(waiters.open);
+      },
+    });
     // Looked up at each job, so a notifier set on the app later takes over. The origin marks
     // this manager's job NOTIFYs (its waiters heard of those jobs already); the id is decorated
     // by the event fan-out, registered after this plugin, hence read when a job is queued.
@@ -37,5 +46,5 @@ export default fp(
     app.addHook('preClose', async () => waiters.close());
     app.addHook('onClose', async () => detachJobNotifier(app.pg));
   },
-  { name: 'job-channel', dependencies: ['postgres'] },
+  { name: 'job-channel', dependencies: ['postgres', 'metrics'] },
 );

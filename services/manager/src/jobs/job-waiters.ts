@@ -52,7 +52,7 @@ export class JobWaiters implements JobNotifier {
   /** Announcements up to this number may have been forgotten. */
   private forgottenUpTo = 0;
   private readonly waiting = new Map<string, Set<Waiter>>();
-  private closed = false;
+  private closing = false;
 
   constructor(private readonly rememberMax = REMEMBERED_AGENTS_MAX) {}
 
@@ -85,7 +85,7 @@ export class JobWaiters implements JobNotifier {
       return Promise.resolve({ jobsPending: true, cursor: this.cursor });
     }
     // Hand the agent's own cursor back: what was announced since still counts at its next wait.
-    if (this.closed || signal?.aborted) {
+    if (this.closing || signal?.aborted) {
       return Promise.resolve({ jobsPending: false, cursor: cursor! });
     }
     let set = this.waiting.get(agentId);
@@ -133,9 +133,17 @@ export class JobWaiters implements JobNotifier {
     return n;
   }
 
+  /**
+   * Whether the manager is closing: a wait answered now was cut short, not over, and its caller
+   * answers 503 (see stopping-answer.ts) so that the agent goes to another manager at once.
+   */
+  get closed(): boolean {
+    return this.closing;
+  }
+
   /** Answer every open wait "nothing new" and take no more (the manager is closing). */
   close(): void {
-    this.closed = true;
+    this.closing = true;
     for (const set of [...this.waiting.values()]) for (const done of [...set]) done(false);
   }
 

@@ -15,6 +15,8 @@ import {
 import { requireAgent } from '../auth/guards.js';
 import { onJobFinished } from '../dataset-lifecycle.js';
 import { withDataKey } from '../jobs/job-keys.js';
+import type { JobWaitAnswer } from '../jobs/job-waiters.js';
+import { STOPPING_RETRY_AFTER_S, stoppingError } from '../jobs/stopping-answer.js';
 
 /** The agent side of the job queue: wait for work, claim, report progress, finish. */
 const jobs: FastifyPluginAsyncTypebox = async (app) => {
@@ -43,7 +45,7 @@ const jobs: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['jobs'],
         summary: 'Job channel: held until a job is queued for the calling agent, or JOB_WAIT_MS',
         querystring: JobWaitQuery,
-        response: { 200: JobWaitResponse, 400: E, 401: E, 403: E, 500: E },
+        response: { 200: JobWaitResponse, 400: E, 401: E, 403: E, 500: E, 503: E },
       },
     },
     async (req, reply) => {
@@ -63,11 +65,19 @@ const jobs: FastifyPluginAsyncTypebox = async (app) => {
       const gone = new AbortController();
       const onClose = (): void => gone.abort();
       reply.raw.once('close', onClose);
+      let answer: JobWaitAnswer;
       try {
-        return await waiters.wait(agentId, cursor, app.config.jobWaitMs, gone.signal);
+        answer = await waiters.wait(agentId, cursor, app.config.jobWaitMs, gone.signal);
       } finally {
         reply.raw.off('close', onClose);
       }
+      if (!waiters.closed) return answer;
+      // Cut short by the manager stopping: the agent goes elsewhere (see stopping-answer.ts).
+      return reply
+        .status(503)
+        .header('retry-after', String(STOPPING_RETRY_AFTER_S))
+        .header('connection', 'close')
+        .send(stoppingError().toBody());
     },
   );
 
