@@ -158,24 +158,30 @@ describe('the per-donor repair cap b', () => {
 
   it('yields to a foreground reader: while clients read from every donor, repair runs far below b', async () => {
     const fg = await importDataset('cap/foreground.bin', 6 * MiB, 71);
-    const r = await importDataset('cap/repaired.bin', 3 * MiB, 72);
-    // A client reads the other dataset from all three donors, over and over, for the whole
-    // repair: every sender and every receiver of the repair serves a foreground read.
+    // Three morsels per receiving donor, so a job's rate is not one morsel's: a morsel that
+    // slipped through between two foreground reads on a busy machine made a one-morsel job
+    // look unyielding (CI, load 10+).
+    const r = await importDataset('cap/repaired.bin', 9 * MiB, 72);
+    // Clients read the other dataset from all three donors, over and over, for the whole
+    // repair: every sender and every receiver of the repair serves a foreground read. Three
+    // readers at once, so a donor is quiet only when all three are between reads (a read's
+    // map fetch, or an event-loop stall of this process, which also runs the manager).
     let reading = true;
     let reads = 0;
-    const reader = (async () => {
+    const reader = async (): Promise<void> => {
       while (reading) {
         await c.get(fg.id);
         reads++;
       }
-    })();
+    };
+    const readers = Promise.all([reader(), reader(), reader()]);
     try {
       await waitFor('the first foreground read', async () => reads > 0 || undefined, 60_000);
       await k.setReplicas(r.id, 2);
       await k.waitForCopies(r.id, 2, [], 180_000);
     } finally {
       reading = false;
-      await reader;
+      await readers;
     }
     const jobs = await k.query<{ result: { bytes: number; transferSeconds: number } | null }>(
       `SELECT result FROM jobs WHERE kind = 'repair' AND dataset_id = $1 AND state = 'done'`,
