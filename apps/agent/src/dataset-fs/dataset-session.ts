@@ -152,9 +152,8 @@ export class DatasetSession {
       },
       onBadCopy: (donor, morsel) => this.badCopies.push({ donor, morsel }),
       onDonorDropped: (donor, error) => {
-        this.deps.log?.(
-          `donor ${donor} stalled; left out of reads while it does: ${error.message}`,
-        );
+        // Stalled (for a while) or unreachable (refused, reset: for the session's reader).
+        this.deps.log?.(`donor ${donor} left out of reads: ${error.message}`);
       },
     });
   }

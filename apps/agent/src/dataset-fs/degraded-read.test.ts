@@ -64,7 +64,7 @@ describe('mount reads with a degraded donor', () => {
       });
       expect(frozen).toBe(true);
       expect(out.sha256).toBe(sha256Hex(src.content));
-      expect(out.log.some((m) => m.startsWith(`donor ${victim.agentId} stalled; left out`))).toBe(
+      expect(out.log.some((m) => m.startsWith(`donor ${victim.agentId} left out of reads`))).toBe(
         true,
       );
     } finally {
