@@ -279,6 +279,14 @@ export const DEFAULT_AGENT_PORT = 7401;
 /** Default port of the embedded PostgreSQL server (not 5432, to stay clear of a system server). */
 export const DEFAULT_EMBEDDED_PG_PORT = 7432;
 
+/**
+ * How often the agent's and the manager's event-loop delay histograms sample (milliseconds).
+ * prom-client's default, 10 ms, is a timer that wakes a process 100 times a second for ever: an
+ * idle agent measured 195 epoll wake-ups a second and 0.85 % of a core, most of it this timer. A
+ * blocked loop still shows as the delay of the next sample, so the lag figures stay.
+ */
+export const EVENT_LOOP_SAMPLE_MS = 1_000;
+
 /** Length of a SHA-256 digest (bytes). */
 export const SHA256_BYTES = 32;
 

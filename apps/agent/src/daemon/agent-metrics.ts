@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { EVENT_LOOP_SAMPLE_MS } from '@freeloader/protocol';
 
 /** What the agent's `/metrics` reads at scrape time; the daemon supplies it. */
 export interface AgentMetricSources {
@@ -15,14 +16,6 @@ export interface AgentMetricSources {
 
 /** Request latency buckets (seconds): a morsel read on the LAN, up to a slow disk. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5];
-
-/**
- * How often the event-loop delay histogram samples (ms). prom-client's default, 10 ms, is a timer
- * that wakes the daemon 100 times a second for ever: an idle agent measured 195 epoll wake-ups a
- * second and 0.85 % of a core, most of it this timer. A blocked loop still shows as the delay of
- * the next sample, so a coarse resolution keeps the lag figures and costs one wake-up a second.
- */
-const EVENT_LOOP_SAMPLE_MS = 1_000;
 
 /**
  * Add `GET /metrics` (Prometheus text format) to the agent's morsel service: requests and

@@ -9,6 +9,16 @@ import { FreeLoaderError } from '@freeloader/protocol';
 export const STOPPING_RETRY_AFTER_S = 2;
 
 /**
+ * Headers of the stopping answer, on the route and the fast path alike: when to try again, and
+ * the connection closed after it (a kept-alive idle socket would hold the manager's close up to
+ * its keep-alive timeout, 72 s).
+ */
+export const STOPPING_HEADERS: Readonly<Record<string, string>> = {
+  'retry-after': String(STOPPING_RETRY_AFTER_S),
+  connection: 'close',
+};
+
+/**
  * The error a held job channel wait is answered with when its manager stops: 503 UNAVAILABLE,
  * which agents treat as "manager away" (fail over, or reconnect with backoff), not "nothing new"
  * (which would send the next wait straight back to a manager that is going away).
@@ -22,18 +32,13 @@ export function stoppingError(): FreeLoaderError {
   );
 }
 
-/**
- * Answer `res` with {@link stoppingError} on the raw response (the job channel's fast path),
- * closing the connection after it: a kept-alive idle socket would hold the manager's close up to
- * its keep-alive timeout (72 s).
- */
+/** Answer `res` with {@link stoppingError} on the raw response (the job channel's fast path). */
 export function sendStopping(res: ServerResponse): void {
   const payload = JSON.stringify(stoppingError().toBody());
   res.writeHead(503, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(payload),
-    'retry-after': String(STOPPING_RETRY_AFTER_S),
-    connection: 'close',
+    ...STOPPING_HEADERS,
   });
   res.end(payload);
 }

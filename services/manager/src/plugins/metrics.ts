@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { EVENT_LOOP_SAMPLE_MS } from '@freeloader/protocol';
 import { countDatasetsByState, countJobsByKindAndState } from '../repositories/metrics-counts.js';
 
 declare module 'fastify' {
@@ -15,13 +16,6 @@ declare module 'fastify' {
 const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 const HEARTBEAT_ROUTE = '/api/v1/agents/heartbeat';
-
-/**
- * How often the event-loop delay histogram samples (ms). prom-client's default, 10 ms, is a timer
- * waking the process 100 times a second for ever (measured on the agent: 195 wake-ups a second
- * when idle, most of its CPU); a blocked loop still shows as the next sample's delay.
- */
-const EVENT_LOOP_SAMPLE_MS = 1_000;
 
 /** The series one response counts in (children of the labelled metrics). */
 interface RequestSeries {

@@ -16,7 +16,7 @@ import { requireAgent } from '../auth/guards.js';
 import { onJobFinished } from '../dataset-lifecycle.js';
 import { withDataKey } from '../jobs/job-keys.js';
 import type { JobWaitAnswer } from '../jobs/job-waiters.js';
-import { STOPPING_RETRY_AFTER_S, stoppingError } from '../jobs/stopping-answer.js';
+import { STOPPING_HEADERS, stoppingError } from '../jobs/stopping-answer.js';
 
 /** The agent side of the job queue: wait for work, claim, report progress, finish. */
 const jobs: FastifyPluginAsyncTypebox = async (app) => {
@@ -73,11 +73,7 @@ const jobs: FastifyPluginAsyncTypebox = async (app) => {
       }
       if (!waiters.closed) return answer;
       // Cut short by the manager stopping: the agent goes elsewhere (see stopping-answer.ts).
-      return reply
-        .status(503)
-        .header('retry-after', String(STOPPING_RETRY_AFTER_S))
-        .header('connection', 'close')
-        .send(stoppingError().toBody());
+      return reply.status(503).headers(STOPPING_HEADERS).send(stoppingError().toBody());
     },
   );
 
