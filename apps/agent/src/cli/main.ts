@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import './baseline-wasm.js';
 import { isFreeLoaderError } from '@freeloader/protocol';
 import { buildProgram } from './program.js';
 
