@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -38,6 +39,8 @@ export async function curlRead(host, url, opts = {}) {
   return { bytes: size, seconds: time, mbps: speed / 1e6 };
 }
 
+/** GNU time (Debian package `time`): aria2c's own CPU seconds, read when it exits. */
+const GNU_TIME = '/usr/bin/time';
 /** What `/usr/bin/time -f` prints on its last stderr line: user and system CPU seconds. */
 const TIME_FORMAT = 'client-cpu %U %S';
 const TIME_LINE = /client-cpu ([\d.]+) ([\d.]+)\s*$/;
@@ -68,9 +71,11 @@ export async function aria2Read(host, mirrors, dataset, outDir) {
     ...['-s', w, '-x', '1', '-j', '1', '-d', outDir, '-o', 'out'],
     ...mirrors,
   ];
+  if (!existsSync(GNU_TIME))
+    throw new Error(`aria2c's CPU is read with GNU time: install ${GNU_TIME}`);
   const out = join(outDir, 'out');
   const t0 = performance.now();
-  const { stderr } = await exec(host, '/usr/bin/time', ['-f', TIME_FORMAT, 'aria2c', ...args]);
+  const { stderr } = await exec(host, GNU_TIME, ['-f', TIME_FORMAT, 'aria2c', ...args]);
   const seconds = (performance.now() - t0) / 1000;
   const times = TIME_LINE.exec(stderr);
   if (!times) throw new Error(`aria2c: no CPU times from /usr/bin/time: ${stderr}`);
