@@ -4,6 +4,7 @@
 // baselines-stripe. Every read is checked byte for byte against the dataset's SHA-256. Datasets
 // are encrypted (the default); each width is also read stored in clear (--no-encrypt) right
 // after, on the same links and load, for issue 17's budget (encrypted ≥ 0.95 of the limit).
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { cliOf, parseGetSummary } from '../lib/freeloader.js';
@@ -14,7 +15,8 @@ import { measureGoodput } from '../lib/goodput.js';
 import { startNginx } from '../lib/nginx.js';
 import { plotPng } from '../lib/plot.js';
 import { descendants, groupCpuSeconds } from '../lib/process-tree.js';
-import { clientCpuSeconds, cpuCeilingMBps } from '../lib/proc-stat.js';
+import { namespacePids } from '../lib/netns.js';
+import { clientCpuTimes, cpuCeilingMBps } from '../lib/proc-stat.js';
 import { median, repeat } from '../lib/stats.js';
 import { DEFAULT_LINKS, createTestbed, exec } from '../lib/testbed.js';
 
@@ -85,7 +87,12 @@ export default {
           const timed = await timedGets(reads, name, label, builds);
           const limit = Math.min(clientGp, sum(w));
           for (const [b, build] of builds.entries()) {
-            const { samples, seconds, cpu } = timed[b] ?? { samples: [], seconds: [], cpu: [] };
+            const { samples, seconds, cpu, parts } = timed[b] ?? {
+              samples: [],
+              seconds: [],
+              cpu: [],
+              parts: [],
+            };
             const mbps = median(samples);
             rows.push({
               case: `FreeLoader get W=${w}, ${label}${build.name}`,
@@ -104,14 +111,23 @@ export default {
               ),
             );
             const ceiling = cpuCeilingMBps(cpuPerGiB, availableParallelism());
+            const perGiB = (/** @type {(p: CpuParts) => number} */ pick) =>
+              median(parts.map((p) => pick(p) / (bytes / 2 ** 30))).toFixed(2);
             rows.push({
               case: `FreeLoader CPU-bound ceiling W=${w}, ${label}${build.name}`,
-              params: { W: w, bytes, cpuSeconds: cpu, cores: availableParallelism() },
+              params: {
+                W: w,
+                bytes,
+                cpuSeconds: cpu,
+                cpuParts: parts,
+                cores: availableParallelism(),
+              },
               mbps: ceiling,
               limitMbps: limit,
               note:
-                `${cpuPerGiB.toFixed(2)} CPU-s per GiB (client + ${w} donors, median); ` +
-                `get reached ${(mbps / ceiling).toFixed(2)} of it`,
+                `${cpuPerGiB.toFixed(2)} CPU-s per GiB (client + ${w} donors, median; client user ` +
+                `${perGiB((p) => p.user)}, system ${perGiB((p) => p.system)}, donors ` +
+                `${perGiB((p) => p.donors)}); get reached ${(mbps / ceiling).toFixed(2)} of it`,
             });
           }
           const mbps = median(timed[0]?.samples ?? []);
@@ -152,17 +168,39 @@ export default {
           ),
         );
         for (const w of widths) {
+          /** @type {CpuParts[]} aria2c's own CPU and its W nginx peers' */
+          const ariaCpu = [];
+          const peers = () => groupCpuSeconds(tb.donors.slice(0, w).flatMap((d) => nginxPids(d)));
           // As many samples as FreeLoader had, median against median.
           const aria = await repeat(reps, async () => {
+            const peersBefore = peers();
             const r = await aria2Read(
               tb.client,
               mirrors.slice(0, w).map((m) => m.url(ds.name)),
               ds,
               work,
             );
+            ariaCpu.push({ ...(r.cpu ?? { user: 0, system: 0 }), donors: peers() - peersBefore });
             return r.mbps;
           });
           const read = { mbps: aria.median };
+          const gib = bytes / 2 ** 30;
+          const ariaPerGiB = (/** @type {(p: CpuParts) => number} */ pick) =>
+            median(ariaCpu.map((p) => pick(p) / gib));
+          const ariaTotal = ariaPerGiB((p) => p.user + p.system + p.donors);
+          const ariaCeiling = cpuCeilingMBps(ariaTotal, availableParallelism());
+          rows.push({
+            case: `aria2c CPU-bound ceiling W=${w}, ${label}`,
+            params: { W: w, bytes, cpuParts: ariaCpu, cores: availableParallelism() },
+            mbps: ariaCeiling,
+            limitMbps: Math.min(clientGp, sum(w)),
+            note:
+              `${ariaTotal.toFixed(2)} CPU-s per GiB (aria2c + ${w} nginx, median; aria2c user ` +
+              `${ariaPerGiB((p) => p.user).toFixed(2)}, system ` +
+              `${ariaPerGiB((p) => p.system).toFixed(2)}, nginx ` +
+              `${ariaPerGiB((p) => p.donors).toFixed(2)}); aria2c reached ` +
+              `${(read.mbps / ariaCeiling).toFixed(2)} of it`,
+          });
           const fl = flByWidth.get(`${w}/${bytes}`) ?? 0;
           const flBefore = flByWidth.get(`${w}/${bytes} before`);
           rows.push({
@@ -184,6 +222,11 @@ export default {
           });
         }
         await Promise.all(mirrors.map((m) => m.stop()));
+        // BENCH_NO_WAN=1 skips the WAN read (85 s for 512 MiB) while comparing testbeds or builds.
+        if (process.env.BENCH_NO_WAN) {
+          await source.stop();
+          continue;
+        }
         // The seed's wget baseline: straight from the source over its WAN link.
         await tb.shape(tb.source, DEFAULT_LINKS.source);
         const wan = await curlRead(tb.client, source.url(ds.name), { expectBytes: bytes });
@@ -220,6 +263,23 @@ function listEnv(name) {
   return text ? text.split(',').map(Number) : null;
 }
 
+/** @typedef {{ user: number, system: number, donors: number }} CpuParts a read's CPU seconds: the client's user and system, its peers' */
+
+/**
+ * The nginx processes (master and worker) in a donor's namespace, for the aria2c peers' CPU.
+ * @param {import('../lib/testbed.js').LanHost} host
+ * @returns {number[]}
+ */
+function nginxPids(host) {
+  return namespacePids(/** @type {string} */ (host.ns)).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'nginx';
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** @typedef {{ name: string, cli: string | undefined }} Build a `get` to measure: this build's or another's */
 
 /**
@@ -239,6 +299,8 @@ async function timedGets(r, name, label, builds) {
     /** @type {number[]} */ samples: [],
     /** @type {number[]} */ seconds: [],
     /** @type {number[]} CPU seconds of each read: the client's and its W donors' */ cpu: [],
+    /** @type {Array<{ user: number, system: number, donors: number }>} the same, split */ parts:
+      [],
   }));
   // Each donor's whole tree (ip netns exec → node): its own time and its exited children's.
   const donorTrees = r.fl.agents
@@ -250,14 +312,17 @@ async function timedGets(r, name, label, builds) {
     if (rep % 2 === 1) order.reverse();
     for (const b of order) {
       const build = builds[b] ?? { name: '', cli: undefined };
-      const result = results[b] ?? { samples: [], seconds: [], cpu: [] };
+      const result = results[b] ?? { samples: [], seconds: [], cpu: [], parts: [] };
       const trace =
         process.env.BENCH_TRACE && !build.cli
           ? ['--trace', join(r.work, `trace-${name.replaceAll('/', '_')}-${rep}.json`)]
           : [];
       const donorsBefore = donorCpu();
       const got = await r.fl.cli(['get', name, '-o', out, '--stats', ...trace], 600_000, build.cli);
-      result.cpu.push(clientCpuSeconds(got.stderr) + donorCpu() - donorsBefore);
+      const client = clientCpuTimes(got.stderr);
+      const donors = donorCpu() - donorsBefore;
+      result.cpu.push(client.user + client.system + donors);
+      result.parts.push({ ...client, donors });
       r.log(`W=${r.w} ${label}${build.name}:\n${got.stderr.trim()}`);
       const summary = parseGetSummary(got.stderr);
       const { sha256 } = await fileDigest(out);

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { exec, LOOPBACK } from './processes.js';
  * @property {number} bytes
  * @property {number} seconds
  * @property {number} mbps MB/s
+ * @property {{ user: number, system: number }} [cpu] the reading client's CPU seconds, when measured
  */
 
 /**
@@ -37,10 +39,17 @@ export async function curlRead(host, url, opts = {}) {
   return { bytes: size, seconds: time, mbps: speed / 1e6 };
 }
 
+/** GNU time (Debian package `time`): aria2c's own CPU seconds, read when it exits. */
+const GNU_TIME = '/usr/bin/time';
+/** What `/usr/bin/time -f` prints on its last stderr line: user and system CPU seconds. */
+const TIME_FORMAT = 'client-cpu %U %S';
+const TIME_LINE = /client-cpu ([\d.]+) ([\d.]+)\s*$/;
+
 /**
  * Download `dataset` with aria2c from `host`, split over the `mirrors` (one connection each,
  * 1 MiB minimum piece, like FreeLoader's morsels), and verify the sha256. The rate is wall-clock
- * bytes / seconds of the whole aria2c run, as a user would see it.
+ * bytes / seconds of the whole aria2c run, as a user would see it; `cpu` is aria2c's own user and
+ * system time (GNU time), for the CPU per GiB set against FreeLoader's client in the same run.
  *
  * @param {import('./processes.js').Host} host
  * @param {string[]} mirrors one URL per mirror, all serving the same file
@@ -62,10 +71,14 @@ export async function aria2Read(host, mirrors, dataset, outDir) {
     ...['-s', w, '-x', '1', '-j', '1', '-d', outDir, '-o', 'out'],
     ...mirrors,
   ];
+  if (!existsSync(GNU_TIME))
+    throw new Error(`aria2c's CPU is read with GNU time: install ${GNU_TIME}`);
   const out = join(outDir, 'out');
   const t0 = performance.now();
-  await exec(host, 'aria2c', args);
+  const { stderr } = await exec(host, GNU_TIME, ['-f', TIME_FORMAT, 'aria2c', ...args]);
   const seconds = (performance.now() - t0) / 1000;
+  const times = TIME_LINE.exec(stderr);
+  if (!times) throw new Error(`aria2c: no CPU times from /usr/bin/time: ${stderr}`);
   try {
     const got = await fileDigest(out);
     if (got.bytes !== dataset.bytes || got.sha256 !== dataset.sha256) {
@@ -76,7 +89,8 @@ export async function aria2Read(host, mirrors, dataset, outDir) {
   } finally {
     await rm(out, { force: true });
   }
-  return { bytes: dataset.bytes, seconds, mbps: dataset.bytes / 1e6 / seconds };
+  const cpu = { user: Number(times[1]), system: Number(times[2]) };
+  return { bytes: dataset.bytes, seconds, mbps: dataset.bytes / 1e6 / seconds, cpu };
 }
 
 /**

@@ -114,3 +114,39 @@ export async function netemAvailable(ns) {
   await run('tc', ['-n', ns, 'qdisc', 'del', 'dev', 'lo', 'root'], { allowFail: true });
   return true;
 }
+
+/**
+ * The switch namespace's `sysctl` settings, as an argument vector for `ip`: a switch does not
+ * pass frames through the host's netfilter. With the kernel's default (`bridge-nf-call-*tables`
+ * = 1, per namespace) every bridged packet of the emulated LAN ran br_nf_pre_routing,
+ * br_validate_ipv4 and the IP hooks in softirq, charged to whichever process was on the CPU
+ * (often the client: `perf record -a` during a W=12 read). At W=12 that is every one of the
+ * ≈ 550,000 skbs per GiB (1.6–2.1 KB each: see docs/performance.md, fifth session).
+ * `BENCH_BRIDGE_NETFILTER=1` keeps the default, for A/B runs against the earlier testbed.
+ *
+ * @param {string} switchNs
+ * @returns {string[]}
+ */
+export function switchSysctlCommand(switchNs) {
+  return [
+    'netns',
+    'exec',
+    switchNs,
+    'sysctl',
+    '-q',
+    '-w',
+    'net.bridge.bridge-nf-call-iptables=0',
+    'net.bridge.bridge-nf-call-ip6tables=0',
+    'net.bridge.bridge-nf-call-arptables=0',
+  ];
+}
+
+/**
+ * Whether bridged frames skip netfilter (unless BENCH_BRIDGE_NETFILTER=1).
+ *
+ * @param {Record<string, string | undefined>} [env]
+ * @returns {boolean}
+ */
+export function bridgeSkipsNetfilter(env = process.env) {
+  return env.BENCH_BRIDGE_NETFILTER !== '1';
+}

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { defaultBurstBytes, MIN_BURST_BYTES, queueLimitBytes, shapeCommands } from './shaping.js';
+import {
+  defaultBurstBytes,
+  bridgeSkipsNetfilter,
+  MIN_BURST_BYTES,
+  queueLimitBytes,
+  shapeCommands,
+  switchSysctlCommand,
+} from './shaping.js';
 
 describe('defaultBurstBytes', () => {
   it.each([
@@ -123,5 +130,22 @@ describe('shapeCommands', () => {
     ],
   ])('%s', (_name, spec, netem, expected) => {
     expect(shapeCommands('ns', 'eth0', spec, netem)).toEqual(expected);
+  });
+});
+
+describe('the switch namespace', () => {
+  it('keeps bridged frames out of netfilter there, and only there', () => {
+    const cmd = switchSysctlCommand('fl-x-sw');
+    expect(cmd.slice(0, 3)).toEqual(['netns', 'exec', 'fl-x-sw']);
+    for (const table of ['iptables', 'ip6tables', 'arptables']) {
+      expect(cmd).toContain(`net.bridge.bridge-nf-call-${table}=0`);
+    }
+  });
+  it.each([
+    [{}, true],
+    [{ BENCH_BRIDGE_NETFILTER: '0' }, true],
+    [{ BENCH_BRIDGE_NETFILTER: '1' }, false],
+  ])('%j → netfilter skipped %s', (env, skipped) => {
+    expect(bridgeSkipsNetfilter(env)).toBe(skipped);
   });
 });

@@ -4,7 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onCleanup } from './cleanup-hooks.js';
 import { addNamespace, destroyNamespaces, NS_PREFIX } from './netns.js';
-import { netemAvailable, shapeDevice } from './shaping.js';
+import {
+  bridgeSkipsNetfilter,
+  netemAvailable,
+  shapeDevice,
+  switchSysctlCommand,
+} from './shaping.js';
 import { run } from './sh.js';
 
 // The plug-in point for FreeLoader runs: everything a benchmark needs to place processes on the
@@ -43,6 +48,7 @@ export const DEFAULT_LINKS = Object.freeze({
  * @property {LanHost} manager
  * @property {string} switchNs namespace holding the bridge
  * @property {boolean} netem whether delays are really emulated on this kernel
+ * @property {boolean} bridgeNoNetfilter whether bridged frames skip netfilter (as on a real switch)
  * @property {(host: LanHost, spec: import('./shaping.js').LinkSpec) => Promise<void>} shape reshape a host's link (both directions)
  * @property {() => void} teardown kill every process in our namespaces and delete them (idempotent)
  */
@@ -100,6 +106,8 @@ export async function createTestbed(opts = {}) {
     await addNamespace(switchNs);
     await run('ip', ['-n', switchNs, 'link', 'add', 'br0', 'type', 'bridge']);
     await run('ip', ['-n', switchNs, 'link', 'set', 'br0', 'up']);
+    const bridgeNoNetfilter = bridgeSkipsNetfilter();
+    if (bridgeNoNetfilter) await run('ip', switchSysctlCommand(switchNs));
     const netem = await netemAvailable(switchNs);
     if (!netem) opts.log?.('testbed: kernel has no sch_netem; link delays are NOT emulated');
     const shape = async (
@@ -115,7 +123,8 @@ export async function createTestbed(opts = {}) {
       hosts.map((h) => shape(h, /** @type {import('./shaping.js').LinkSpec} */ (h.link))),
     );
     opts.log?.(
-      `testbed ${id}: ${hosts.length} hosts on ${switchNs} (netem ${netem ? 'on' : 'off'})`,
+      `testbed ${id}: ${hosts.length} hosts on ${switchNs} (netem ${netem ? 'on' : 'off'}, ` +
+        `bridge netfilter ${bridgeNoNetfilter ? 'off' : 'on'})`,
     );
     return {
       id,
@@ -126,6 +135,7 @@ export async function createTestbed(opts = {}) {
       manager: /** @type {LanHost} */ (hosts.find((h) => h.role === 'manager')),
       switchNs,
       netem,
+      bridgeNoNetfilter,
       shape,
       teardown,
     };
