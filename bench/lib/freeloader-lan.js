@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { AGENT_NODE_OPTIONS } from '../../apps/agent/dist/cli/agent-node-flags.js';
 import { runFreeLoader, spawnFreeLoader } from './freeloader.js';
 import { exec, waitForPort } from './processes.js';
 
@@ -87,6 +88,17 @@ export async function startFreeLoaderLan(tb, opts) {
       .split('\n')
       .pop() ?? '';
 
+  // Donors run as `freeloader cluster` starts them: with the agent's node flags (4 MiB
+  // semi-spaces). Without them a benchmark donor's young generation grew to V8's 32 MiB and the
+  // repair benchmark's RSS row measured a launcher difference, not the daemon (docs/repair.md).
+  // NODE_OPTIONS, not argv: V8 flags must be set at process start, and this is the way a user
+  // running `freeloader agent` by hand sets them too (docs/memory.md).
+  const agentEnv = {
+    ...env,
+    NODE_OPTIONS: [process.env.NODE_OPTIONS, env.NODE_OPTIONS, AGENT_NODE_OPTIONS]
+      .filter(Boolean)
+      .join(' '),
+  };
   const agents = tb.donors.map((d) =>
     spawnFreeLoader(
       d,
@@ -107,7 +119,7 @@ export async function startFreeLoaderLan(tb, opts) {
         '--name',
         d.name,
       ],
-      { home: join(work, `agent-home-${d.name}`), logDir: work, env },
+      { home: join(work, `agent-home-${d.name}`), logDir: work, env: agentEnv },
     ),
   );
   await waitForLiveAgents(

@@ -64,6 +64,7 @@ export async function dispatchRepairs(
   waiting: readonly RepairUnitRow[],
   view: DispatchView,
 ): Promise<number> {
+  const startedAt = performance.now();
   const running = await runningRepairJobs(deps.pg);
   const receiving = new Set(running.map((j) => j.agentId));
   const sending = new Set(running.flatMap((j) => j.sourceAgents));
@@ -178,10 +179,15 @@ export async function dispatchRepairs(
   // Side by side: each job locks only its own destination's agent row and its own units, and
   // one after another the last of five first jobs was queued 0.35 s after the first (load 5).
   // Jobs that start at once first: those queued behind them are not needed before they end.
+  // Timed (ms since dispatch started) to see whether planning or the job transactions hold up
+  // the first jobs of a repair (docs/repair.md, session 15).
+  const ms: Record<string, number> = { planned: Math.round(performance.now() - startedAt) };
   for (const behind of [false, true]) {
     const batch = groups.filter((g) => g.behind === behind);
     await Promise.all(batch.map((g) => queueGroup(deps, g, g.seeds ? seedRate : b)));
+    ms[behind ? 'queuedBehind' : 'queuedFirst'] = Math.round(performance.now() - startedAt);
   }
+  if (groups.length > 0) deps.log.info({ ms, jobs: groups.length }, 'repair dispatch');
   return groups.reduce((n, g) => n + g.units.length, 0);
 }
 

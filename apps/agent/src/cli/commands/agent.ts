@@ -16,11 +16,13 @@ import { DEFAULT_SETTINGS_PORT } from '../../control-api/settings-server.js';
 import type { ScrubSettings } from '../../store/scrub-rate.js';
 import { parseDuration } from './duration.js';
 import { parseListen } from './listen.js';
+import { AGENT_NODE_OPTIONS_HELP } from '../agent-node-flags.js';
 
 export function registerAgent(program: Command): void {
   program
     .command('agent')
     .description('run the donor daemon: store morsels in a quota and serve them on the LAN')
+    .addHelpText('after', AGENT_NODE_OPTIONS_HELP)
     .option('--manager <url>', 'manager URL', defaultManagerUrl())
     .option(
       '--token <token>',
