@@ -118,7 +118,7 @@ export default {
 async function runLevel(ctx, r) {
   const cluster = await startScaleCluster({
     count: r.managers,
-    workDir: ctx.workDir(`manager-scale-${r.agents}x${r.managers}-${r.build}`),
+    workDir: ctx.workDir(`manager-scale-${r.agents}x${r.managers}-${r.build.replaceAll('/', '-')}`),
     ...(r.build === 'dist' ? {} : { build: r.build }),
     ...(r.profDir ? { cpuProfDir: r.profDir } : {}),
     log: ctx.log,

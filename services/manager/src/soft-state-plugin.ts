@@ -70,12 +70,11 @@ export default fp<SoftStatePluginOptions>(
     app.addHook('onReady', async () => liveness.refresh());
     app.addHook('preClose', async () => {
       for (const t of timers) clearInterval(t);
-      let bound: NodeJS.Timeout | undefined;
-      const late = new Promise<'late'>(
-        (r) => (bound = setTimeout(() => r('late'), CLOSE_FLUSH_MAX_MS)),
+      const outcome = await app.closeSteps.bounded(
+        'last soft-state flush',
+        flush,
+        CLOSE_FLUSH_MAX_MS,
       );
-      const outcome = await Promise.race([flush().then(() => 'flushed' as const), late]);
-      clearTimeout(bound);
       if (outcome === 'late') {
         app.log.warn(`last soft-state flush not done in ${CLOSE_FLUSH_MAX_MS} ms; closing anyway`);
       }
