@@ -42,11 +42,13 @@ export async function startManagerProcess(opts) {
       logLevel: 'warn' });
     process.stdout.write(${JSON.stringify(READY)} + JSON.stringify({ url: m.url, adminPassword: m.adminPassword }) + '\\n');
     const stop = () => {
+      const signalAt = performance.now();
       // A stop that hangs says where, every few seconds, until it is killed.
       setInterval(() => process.stdout.write(${JSON.stringify(STOPPING)} + JSON.stringify(m.app.closeSteps?.summary() ?? null) + ' pending ' + JSON.stringify(m.app.closeSteps?.pending() ?? null) + '\\n'), 5_000).unref();
       return m.close().then(() => {
       // Each step of the stop (builds before close-steps have none).
-      process.stdout.write(${JSON.stringify(STOPPED)} + JSON.stringify(m.app.closeSteps?.summary() ?? null) + '\\n');
+      const steps = { ...(m.app.closeSteps?.summary() ?? {}), signalToDoneMs: Math.round(performance.now() - signalAt) };
+      process.stdout.write(${JSON.stringify(STOPPED)} + JSON.stringify(steps) + '\\n');
       process.exit(0);
     }, () => process.exit(1));
     };
