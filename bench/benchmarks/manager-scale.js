@@ -9,7 +9,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { memoryBytes } from '../lib/process-tree.js';
 import { startScaleCluster } from '../lib/scale-cluster.js';
-import { SyntheticFleet } from '../lib/synthetic-agents.js';
+import { LATE_SEND_MS, SyntheticFleet } from '../lib/synthetic-agents.js';
 
 /** The target: p99 of heartbeat latency at the largest fleet (ms). */
 const P99_TARGET_MS = 50;
@@ -118,7 +118,7 @@ export default {
 async function runLevel(ctx, r) {
   const cluster = await startScaleCluster({
     count: r.managers,
-    workDir: ctx.workDir(`manager-scale-${r.agents}x${r.managers}-${r.build}`),
+    workDir: ctx.workDir(`manager-scale-${r.agents}x${r.managers}-${r.build.replaceAll('/', '-')}`),
     ...(r.build === 'dist' ? {} : { build: r.build }),
     ...(r.profDir ? { cpuProfDir: r.profDir } : {}),
     log: ctx.log,
@@ -162,6 +162,8 @@ async function runLevel(ctx, r) {
     const idle = await measureIdleChannels(fleets, cluster);
     const heartbeats = sum((f) => f.counts.heartbeat ?? 0);
     const short = fleets.flatMap((f) => f.latencies.heartbeat ?? []);
+    const lateness = fleets.flatMap((f) => f.lateness);
+    const queued = fleets.flatMap((f) => f.queued);
     const errors = /** @type {Record<string, number>} */ ({});
     for (const f of fleets) {
       for (const [k, v] of Object.entries(f.errors)) errors[k] = (errors[k] ?? 0) + v;
@@ -188,6 +190,17 @@ async function runLevel(ctx, r) {
         p50: round(quantile(short, 0.5)),
         p99: round(quantile(short, 0.99)),
         max: round(Math.max(0, ...short)),
+      },
+      // The generator's own delays, apart from the latency above (written to answered): how late
+      // it sent heartbeats after they were due, and how long they waited for a connection.
+      generator: {
+        lateSends: lateness.filter((l) => l > LATE_SEND_MS).length,
+        lateShare: round(
+          lateness.filter((l) => l > LATE_SEND_MS).length / (lateness.length || 1),
+          4,
+        ),
+        lateMs: { p50: round(quantile(lateness, 0.5)), p99: round(quantile(lateness, 0.99)) },
+        queuedMs: { p50: round(quantile(queued, 0.5)), p99: round(quantile(queued, 0.99)) },
       },
       errors,
       errorSamples: fleets.flatMap((f) => f.errorSamples).slice(0, 5),
@@ -305,6 +318,8 @@ async function measureIdleChannels(fleets, cluster) {
  * @param {{ agents: number, managers: number, build: string, windowSeconds: number,
  *   enrollPerSecond: number, latencyMs: { p50: number, p99: number, max: number },
  *   errors: Record<string, number>, managerCpuMsPerHeartbeat: number,
+ *   generator: { lateSends: number, lateShare: number, lateMs: { p99: number },
+ *     queuedMs: { p99: number } },
  *   managerCpuMsPerHeartbeatNet: number, postgresCpuMsPerHeartbeat: number,
  *   managerCpuUsPerChannelSecond: number, managerCpuShareWithoutAgents: number, loadavg1: number,
  *   cpuShareOfOneCore: { manager: number, managerUser: number, managerSystem: number,
@@ -327,7 +342,7 @@ export function levelRows(level, last) {
       limitMbps: last ? P99_TARGET_MS : null,
       targetRatio: last ? 1 : null,
       lowerIsBetter: true,
-      note: `ms, not MB/s; p50 ${level.latencyMs.p50}, max ${level.latencyMs.max}; errors ${errors}; load ${level.loadavg1}`,
+      note: `ms, not MB/s, written to answered; p50 ${level.latencyMs.p50}, max ${level.latencyMs.max}; errors ${errors}; load ${level.loadavg1}; generator: ${level.generator.lateSends} late sends (> ${LATE_SEND_MS} ms, ${level.generator.lateShare} of them), late p99 ${level.generator.lateMs.p99} ms, queued p99 ${level.generator.queuedMs.p99} ms`,
     },
     {
       case: `${who}: manager CPU per heartbeat (ms)`,

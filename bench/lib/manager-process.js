@@ -9,6 +9,10 @@ const MANAGER_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../serv
 
 /** Prefix of the line the manager process prints once it listens. */
 const READY = 'manager-ready ';
+/** Prefix of the line with the steps of its stop, printed before it exits. */
+const STOPPED = 'manager-stopped ';
+/** Prefix of the lines a stop still running prints every few seconds. */
+const STOPPING = 'manager-stopping ';
 
 /**
  * A manager in its own process (its CPU and memory are measured apart from the load generator):
@@ -37,7 +41,17 @@ export async function startManagerProcess(opts) {
     const m = await startManager({ home: ${JSON.stringify(opts.home)}, host: '127.0.0.1', port: 0,
       logLevel: 'warn' });
     process.stdout.write(${JSON.stringify(READY)} + JSON.stringify({ url: m.url, adminPassword: m.adminPassword }) + '\\n');
-    const stop = () => m.close().then(() => process.exit(0), () => process.exit(1));
+    const stop = () => {
+      const signalAt = performance.now();
+      // A stop that hangs says where, every few seconds, until it is killed.
+      setInterval(() => process.stdout.write(${JSON.stringify(STOPPING)} + JSON.stringify(m.app.closeSteps?.summary() ?? null) + ' pending ' + JSON.stringify(m.app.closeSteps?.pending() ?? null) + '\\n'), 5_000).unref();
+      return m.close().then(() => {
+      // Each step of the stop (builds before close-steps have none).
+      const steps = { ...(m.app.closeSteps?.summary() ?? {}), signalToDoneMs: Math.round(performance.now() - signalAt) };
+      process.stdout.write(${JSON.stringify(STOPPED)} + JSON.stringify(steps) + '\\n');
+      process.exit(0);
+    }, () => process.exit(1));
+    };
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);`;
   const args = [
@@ -55,11 +69,11 @@ export async function startManagerProcess(opts) {
     stderr = (stderr + d).slice(-8_000);
     if (process.env.MANAGER_SCALE_DEBUG) process.stderr.write(d);
   });
+  let out = '';
   const first = await new Promise((resolveLine, reject) => {
-    let out = '';
     // Its log lines (warnings) share stdout: the answer is the line with the marker.
     child.stdout.on('data', (d) => {
-      out += d;
+      out = (out + d).slice(-64_000);
       const line = out.split('\n').find((l) => l.startsWith(READY));
       if (line) resolveLine(line.slice(READY.length));
     });
@@ -83,7 +97,12 @@ export async function startManagerProcess(opts) {
       await Promise.race([exited, new Promise((r) => setTimeout(r, 60_000))]);
       const seconds = ((performance.now() - t0) / 1000).toFixed(1);
       if (child.exitCode === null) {
-        opts.log(`manager pid ${pid} still running ${seconds} s after SIGTERM: killed`);
+        const where = out
+          .split('\n')
+          .filter((l) => l.startsWith(STOPPING) || /"level":(40|50)/.test(l));
+        opts.log(
+          `manager pid ${pid} still running ${seconds} s after SIGTERM: killed; ${where.slice(-6).join('\n')}`,
+        );
         child.kill('SIGKILL');
         // A killed manager leaves its PostgreSQL running under PID 1: a fast shutdown of it.
         try {
@@ -93,7 +112,11 @@ export async function startManagerProcess(opts) {
         }
       } else {
         // Issue 16: a manager holding thousands of job channels must stop in seconds.
-        opts.log(`manager pid ${pid} stopped in ${seconds} s after SIGTERM`);
+        const steps = out
+          .split('\n')
+          .find((l) => l.startsWith(STOPPED))
+          ?.slice(STOPPED.length);
+        opts.log(`manager pid ${pid} stopped in ${seconds} s after SIGTERM; steps ${steps}`);
       }
     },
   };

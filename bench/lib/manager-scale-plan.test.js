@@ -27,6 +27,7 @@ describe('manager-scale plan', () => {
       windowSeconds: 30,
       enrollPerSecond: 100,
       latencyMs: { p50: 1, p99: 2, max: 3 },
+      generator: { lateSends: 7, lateShare: 0.01, lateMs: { p99: 60 }, queuedMs: { p99: 4 } },
       errors: {},
       managerCpuMsPerHeartbeat: 0.3,
       managerCpuMsPerHeartbeatNet: 0.25,

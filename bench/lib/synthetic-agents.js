@@ -1,10 +1,18 @@
 import { Client, Pool } from 'undici';
 import { JOB_CHANNEL_CHECK_MS, JOB_WAIT_MS, MiB } from '../../packages/protocol/dist/index.js';
+import { BeatWheel } from './beat-wheel.js';
+import { timedRequest } from './timed-request.js';
 
 /** Requests per kind whose latency is recorded (the job channel's wait is held on purpose). */
 const TIMED = /** @type {const} */ (['heartbeat', 'claim', 'reconcile', 'enroll']);
-/** How often the fleet's one timer looks for heartbeats that are due (ms). */
-const TICK_MS = 20;
+/**
+ * A heartbeat sent more than this after it was due is a late send (ms): the generator, not the
+ * manager, fell behind. The same bound as the p99 target, so a saturated generator shows.
+ */
+export const LATE_SEND_MS = 50;
+/** Retry delays after a failed heartbeat, as the agent's HeartbeatLoop backs off (ms). */
+const RETRY_BASE_MS = 500;
+const RETRY_MAX_MS = 30_000;
 /** How long opening a connection to the manager may take (ms). */
 const CONNECT_TIMEOUT_MS = 60_000;
 /** How long an idle control connection is kept (ms): far below the manager's 72 s. */
@@ -24,7 +32,8 @@ const TOKEN_USES = 50;
  * @property {string} id
  * @property {string} auth
  * @property {string} heartbeat the JSON body it sends every interval
- * @property {number} nextBeat performance.now() ms
+ * @property {number} due performance.now() ms its next heartbeat is due
+ * @property {number} failures heartbeats failed in a row (its backoff)
  * @property {boolean} resumed
  * @property {boolean} beaten its first heartbeat was answered
  * @property {Client} [channel] its own connection for the job channel, as a real agent has
@@ -33,10 +42,13 @@ const TOKEN_USES = 50;
 /**
  * Many agents in one process, sending what a real agent sends (apps/agent: daemon, heartbeat
  * loop, job runner, job channel): at start `GET /agents/me/datasets` (reconcile), a claim with
- * `resume`, then a heartbeat every interval the manager names and the job channel
+ * `resume`, then heartbeats as its HeartbeatLoop sends them — one at a time, the next one an
+ * interval after the last answer (a fleet that sent on a fixed clock queued every heartbeat a
+ * slow manager had not answered yet, and the backlog of its start-up burst never drained) —
+ * and the job channel
  * (`GET /jobs/wait`, with `check` on the first and every JOB_CHANNEL_CHECK_MS) held open and
  * renewed, with a claim when it says jobs wait. Lean on purpose, since it shares the
- * cores with the manager it measures: one timer for the whole fleet, one keep-alive connection
+ * cores with the manager it measures: one timer wheel for the whole fleet, one keep-alive connection
  * per agent for its held wait (an undici Client each: one Pool of 10,000 connections scans its
  * connections for a free one at every request and every answer, and at 10,000 agents the fleet
  * fell minutes behind with the manager 89% idle), a shared pool for the short requests (a real
@@ -50,10 +62,9 @@ export class SyntheticFleet {
     this.intervalMs = 5_000;
     /** @type {SyntheticAgent[]} */
     this.agents = [];
-    this.cursor = 0;
+    /** @type {BeatWheel<SyntheticAgent>} heartbeats by when they are due */
+    this.wheel = new BeatWheel((a, due) => this.beat(a, due));
     this.stopped = false;
-    /** @type {number | undefined} performance.now() when heartbeats were paused */
-    this.pausedAt = undefined;
     // Wide: a real agent has its own connections, so requests the manager answers slowly (an
     // agent's first heartbeat writes its row) must not hold up everyone's behind them.
     this.control = new Pool(this.url, {
@@ -73,13 +84,15 @@ export class SyntheticFleet {
     /** @type {Set<Client>} every agent's job channel connection (agents still starting too) */
     this.channelClients = new Set();
     this.resetStats();
-    /** @type {NodeJS.Timeout | undefined} */
-    this.timer = undefined;
   }
 
   resetStats() {
-    /** @type {Record<string, number[]>} */
+    /** @type {Record<string, number[]>} from written to the socket to the answer's end (ms) */
     this.latencies = Object.fromEntries(TIMED.map((k) => [k, []]));
+    /** @type {number[]} heartbeats: from the call to written, the generator's own queue (ms) */
+    this.queued = [];
+    /** @type {number[]} heartbeats: from due to the call, how late the generator sent (ms) */
+    this.lateness = [];
     /** @type {Record<string, number>} */
     this.counts = { heartbeat: 0, claim: 0, reconcile: 0, enroll: 0, wait: 0, woken: 0 };
     /** @type {Record<string, number>} */
@@ -96,9 +109,8 @@ export class SyntheticFleet {
    * @returns {Promise<any>}
    */
   async call(pool, kind, method, path, auth, body) {
-    const t0 = performance.now();
     try {
-      const res = await pool.request({
+      const res = await timedRequest(pool, {
         method: /** @type {import('undici').Dispatcher.HttpMethod} */ (method),
         path: `/api/v1${path}`,
         headers: {
@@ -108,10 +120,11 @@ export class SyntheticFleet {
         },
         body,
       });
-      const text = await res.body.text();
+      const text = res.text;
       if (res.statusCode >= 300) throw new Error(`${res.statusCode} ${text.slice(0, 200)}`);
       const lat = this.latencies[kind];
-      if (lat) lat.push(performance.now() - t0);
+      if (lat) lat.push(res.doneAt - res.sentAt);
+      if (kind === 'heartbeat') this.queued.push(res.sentAt - res.calledAt);
       this.counts[kind] = (this.counts[kind] ?? 0) + 1;
       return text ? JSON.parse(text) : undefined;
     } catch (e) {
@@ -167,7 +180,8 @@ export class SyntheticFleet {
           id: res.agentId,
           auth: `Bearer agent.${res.agentId}.${res.credential}`,
           heartbeat: JSON.stringify(heartbeatBody(url)),
-          nextBeat: 0,
+          due: 0,
+          failures: 0,
           beaten: false,
           resumed: false,
         });
@@ -202,7 +216,7 @@ export class SyntheticFleet {
    * @param {SyntheticAgent[]} agents
    */
   async start(agents) {
-    this.timer ??= setInterval(() => this.tick(), TICK_MS);
+    this.wheel.start();
     let next = 0;
     const worker = async () => {
       while (next < agents.length) {
@@ -215,15 +229,10 @@ export class SyntheticFleet {
       }
     };
     await Promise.all(Array.from({ length: ENROLL_CONCURRENCY }, worker));
-    // Then their heartbeats, spread evenly over one interval from now, merged by next beat so
-    // one cursor walks every agent in the order they are due.
+    // Then their first heartbeats, spread evenly over one interval from now.
     const now = performance.now();
-    agents.forEach((a, i) => {
-      a.nextBeat = now + (i / agents.length) * this.intervalMs;
-    });
-    const all = [...this.agents, ...agents].sort((x, y) => x.nextBeat - y.nextBeat);
-    this.agents = all;
-    this.cursor = 0;
+    agents.forEach((a, i) => this.wheel.add(a, now + (i / agents.length) * this.intervalMs));
+    this.agents.push(...agents);
   }
 
   /**
@@ -231,41 +240,41 @@ export class SyntheticFleet {
    * measured so. Keep a pause well under the manager's stale window.
    */
   pause() {
-    this.pausedAt ??= performance.now();
+    this.wheel.pause();
   }
 
   /** Send heartbeats again, each one as late as the pause was long (no burst of overdue ones). */
   resume() {
-    if (this.pausedAt === undefined) return;
-    const late = performance.now() - this.pausedAt;
-    for (const a of this.agents) a.nextBeat += late;
-    this.pausedAt = undefined;
+    this.wheel.resume(this.intervalMs);
   }
 
-  /** Heartbeats that are due now; agents stay in due order. */
-  tick() {
-    if (this.pausedAt !== undefined) return;
-    const now = performance.now();
-    const n = this.agents.length;
-    for (let k = 0; k < n; k++) {
-      const a = /** @type {SyntheticAgent} */ (this.agents[this.cursor]);
-      if (a.nextBeat > now) break;
-      a.nextBeat += this.intervalMs;
-      this.cursor = (this.cursor + 1) % n;
-      void this.call(
-        this.control,
-        'heartbeat',
-        'POST',
-        '/agents/heartbeat',
-        a.auth,
-        a.heartbeat,
-      ).then(
-        () => {
-          a.beaten = true;
-        },
-        () => undefined,
-      );
-    }
+  /**
+   * One agent's heartbeat, due now; its next one is due an interval after the answer, or after
+   * a backoff when it failed (as HeartbeatLoop does).
+   *
+   * @param {SyntheticAgent} a @param {number} due
+   */
+  beat(a, due) {
+    this.lateness.push(performance.now() - due);
+    void this.call(
+      this.control,
+      'heartbeat',
+      'POST',
+      '/agents/heartbeat',
+      a.auth,
+      a.heartbeat,
+    ).then(
+      () => {
+        a.beaten = true;
+        a.failures = 0;
+        this.wheel.add(a, performance.now() + this.intervalMs);
+      },
+      () => {
+        const ceiling = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.min(a.failures++, 30));
+        const delay = Math.max(RETRY_BASE_MS / 2, ceiling * Math.random());
+        this.wheel.add(a, performance.now() + delay);
+      },
+    );
   }
 
   /** @param {SyntheticAgent} a */
@@ -339,7 +348,7 @@ export class SyntheticFleet {
 
   async stop() {
     this.stopped = true;
-    clearInterval(this.timer);
+    this.wheel.stop();
     await Promise.all([
       this.control.destroy(),
       ...[...this.channelClients].map((c) => c.destroy()),

@@ -43,6 +43,7 @@ import jobSweeps from './jobs/job-sweeps.js';
 import jobChannel from './jobs/job-channel.js';
 import heartbeatFastPath from './agents/heartbeat-fast-path.js';
 import closeConnections from './agents/close-connections.js';
+import closeSteps from './plugins/close-steps.js';
 
 export interface BuildOptions extends SoftStatePluginOptions {
   /** Where log lines go instead of stdout (tests read them back). */
@@ -113,6 +114,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   try {
     // External plugins, in dependency order.
     await app.register(configPlugin, { config });
+    await app.register(closeSteps);
     await app.register(tlsPlugin, {
       trust: tls ? { caPem: tls.caPem, fingerprint: tls.fingerprint, https: tls.https } : null,
     });

@@ -68,15 +68,17 @@ export default fp<SoftStatePluginOptions>(
     );
     // A manager starting next to others knows at once which agents they hear from.
     app.addHook('onReady', async () => liveness.refresh());
+    // The last flush starts with the stop and is awaited only before the pool ends (onClose
+    // hooks run in reverse order of registration, the pool's last): answering the held job
+    // waits and draining connections need not wait for it (at 10,000 agents it took its whole
+    // 2 s bound, then the waits' answers 2.3 s more).
+    let lastFlush: Promise<'done' | 'late'> | undefined;
     app.addHook('preClose', async () => {
       for (const t of timers) clearInterval(t);
-      let bound: NodeJS.Timeout | undefined;
-      const late = new Promise<'late'>(
-        (r) => (bound = setTimeout(() => r('late'), CLOSE_FLUSH_MAX_MS)),
-      );
-      const outcome = await Promise.race([flush().then(() => 'flushed' as const), late]);
-      clearTimeout(bound);
-      if (outcome === 'late') {
+      lastFlush = app.closeSteps.bounded('last soft-state flush', flush, CLOSE_FLUSH_MAX_MS);
+    });
+    app.addHook('onClose', async () => {
+      if ((await lastFlush) === 'late') {
         app.log.warn(`last soft-state flush not done in ${CLOSE_FLUSH_MAX_MS} ms; closing anyway`);
       }
     });

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, type BuildOptions } from './app.js';
 import { ensureFirstAdmin } from './bootstrap.js';
 import { loadConfig, type Config } from './config.js';
+import { SLOW_STOP_MS } from './plugins/close-steps.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
 import { chooseEmbeddedPort } from './db/embedded-port.js';
 import { clearStalePostmaster } from './db/stale-postmaster.js';
@@ -92,8 +93,10 @@ export async function startManager(
       config,
       close: () =>
         (closing ??= (async () => {
-          await running.close();
-          await embedded?.stop();
+          const steps = running.closeSteps;
+          await steps.time('app closed', () => running.close());
+          await steps.time('embedded PostgreSQL stopped', async () => embedded?.stop());
+          logStop(running);
         })()),
     };
   } catch (e) {
@@ -101,6 +104,13 @@ export async function startManager(
     await embedded?.stop().catch(() => undefined);
     throw e;
   }
+}
+
+/** One line with each step of the stop: a warning when it was slow (see SLOW_STOP_MS). */
+function logStop(app: FastifyInstance): void {
+  const summary = app.closeSteps.summary();
+  if (summary.totalMs > SLOW_STOP_MS) app.log.warn(summary, 'manager stop was slow');
+  else app.log.info(summary, 'manager stopped');
 }
 
 /**

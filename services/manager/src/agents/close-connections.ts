@@ -32,6 +32,8 @@ export default fp(
       const server = app.server;
       // Built but never listening (tests with inject): no connections to close.
       if (!server.listening) return done();
+      const t0 = performance.now();
+      server.once('close', () => app.closeSteps.record('HTTP connections closed', t0));
       sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS).unref();
       deadline = setTimeout(() => {
         app.log.warn(`requests still running ${drainMaxMs} ms after close: connections cut`);

@@ -92,6 +92,9 @@ describe('heartbeat fast path', () => {
     const fast = h.app.heartbeatFastPath.answered;
     const moved = await beat(a.auth, { ...body, url: 'http://10.9.0.2:7400' });
     expect(moved.status).toBe(200);
+    // The route records it; the row follows with the batched soft-state write.
+    expect(h.app.softState.heartbeatOf(a.agentId)?.url).toBe('http://10.9.0.2:7400');
+    await h.app.liveness.flush();
     const { rows } = await h.app.pg.query('SELECT url FROM agents WHERE id = $1', [a.agentId]);
     expect(rows[0].url).toBe('http://10.9.0.2:7400');
     expect(h.app.heartbeatFastPath.answered).toBe(fast);

@@ -43,7 +43,9 @@ export default fp(
       },
     });
     // Held waits would keep close() waiting up to JOB_WAIT_MS: answer them now.
-    app.addHook('preClose', async () => waiters.close());
+    app.addHook('preClose', async () =>
+      app.closeSteps.time('held job waits answered', () => waiters.close()),
+    );
     app.addHook('onClose', async () => detachJobNotifier(app.pg));
   },
   { name: 'job-channel', dependencies: ['postgres', 'metrics'] },

@@ -57,6 +57,8 @@ describe('planPlacement and donor speeds (real manager, real Postgres)', () => {
     ];
     for (const [i, a] of agents.entries())
       expect((await beat(a.auth, { diagnostics: probes[i] })).statusCode).toBe(200);
+    // Probes reach the rows with the batched soft-state write (timers are off here).
+    await h.app.liveness.flush();
   });
   afterAll(async () => {
     await h?.close();

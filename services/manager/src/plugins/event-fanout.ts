@@ -108,7 +108,7 @@ export default fp(
       app.events.setFanOut(undefined);
       const c = client;
       client = undefined;
-      await c?.end().catch(() => undefined);
+      await app.closeSteps.time('LISTEN client ended', () => c?.end().catch(() => undefined));
     });
   },
   { name: 'event-fanout', dependencies: ['postgres', 'soft-state', 'job-channel'] },

@@ -3,6 +3,13 @@ import type pg from 'pg';
 import { FreeLoaderError } from '@freeloader/protocol';
 import { createPool } from '../db/pool.js';
 
+/**
+ * How long a stopping manager waits for the queries still running when its pool ends (ms): a
+ * heartbeat's or a claim's take milliseconds; one running longer is stuck (a database gone away)
+ * and its transaction is rolled back when the connection goes.
+ */
+export const POOL_END_MAX_MS = 2_000;
+
 declare module 'fastify' {
   interface FastifyInstance {
     pg: pg.Pool;
@@ -27,8 +34,22 @@ export default fp(
     pool.on('error', (err) => app.log.warn({ err }, 'idle PostgreSQL client failed'));
     app.decorate('pg', pool);
     app.addHook('onClose', async () => {
-      await pool.end();
+      // Queries still queued for a connection are never run once the pool ends (pg-pool
+      // serves no waiter after end()); it waits only for the ones running.
+      const queued = pool.waitingCount;
+      const running = pool.totalCount - pool.idleCount;
+      const outcome = await app.closeSteps.bounded(
+        `pg pool ended (${running} running, ${queued} queued)`,
+        () => pool.end(),
+        POOL_END_MAX_MS,
+      );
+      if (outcome === 'late') {
+        app.log.warn(
+          { running, queued },
+          `pg pool not ended ${POOL_END_MAX_MS} ms into the stop: queries still running; closing anyway`,
+        );
+      }
     });
   },
-  { name: 'postgres', dependencies: ['config'] },
+  { name: 'postgres', dependencies: ['config', 'close-steps'] },
 );

@@ -204,17 +204,22 @@ export function createAgentsRepo(pool: pg.Pool) {
     },
 
     /** Record a changed morsel-service URL at once: clients must not wait for a flush. */
-    async updateUrl(id: string, url: string): Promise<void> {
-      await pool.query('UPDATE agents SET url = $2 WHERE id = $1 AND url <> $2', [id, url]);
-    },
-
-    /** Write soft state (wall-clock last seen + latest heartbeat numbers) in one statement. */
+    /**
+     * Write soft state in one statement: wall-clock last seen, the latest heartbeat numbers, and
+     * what an agent's first heartbeat (or a change) brings: its URL and join-time probe (placement
+     * reads the probe here when the heartbeat is not in memory). These were two writes of their
+     * own in the heartbeat's request, one agent at a time through the pool: 10,000 agents coming
+     * up queued minutes of them behind each other; batched here they cost one statement a flush.
+     */
     async flushSoftState(rows: readonly SoftStateRow[]): Promise<void> {
       if (rows.length === 0) return;
       const hb = rows.map((r) => r.heartbeat);
+      const probe = hb.map((h) => h?.diagnostics);
       // Rows locked in id order first, as every multi-agent transaction (reserve, trim,
       // repair) locks them: an UPDATE alone takes them in whatever order its join yields,
       // and deadlocked with a prefix cut under load (500 on PUT /datasets/:id/cached).
+      // A probe's columns are written together when the heartbeat carries one (diskCached may
+      // be absent from it: null then, not the old value).
       await pool.query(
         `WITH locked AS (
            SELECT id FROM agents WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL
@@ -226,9 +231,18 @@ export function createAgentsRepo(pool: pg.Pool) {
            reported_used_bytes = coalesce(v.used, a.reported_used_bytes),
            free_bytes = coalesce(v.free, a.free_bytes),
            serving_rate = coalesce(v.rate, a.serving_rate),
-           throttle = coalesce(v.throttle, a.throttle)
+           throttle = coalesce(v.throttle, a.throttle),
+           url = coalesce(v.url, a.url),
+           disk_read_rate = CASE WHEN v.diag_at IS NULL THEN a.disk_read_rate ELSE v.disk END,
+           disk_read_cached = CASE WHEN v.diag_at IS NULL THEN a.disk_read_cached ELSE v.cached END,
+           download_rate = CASE WHEN v.diag_at IS NULL THEN a.download_rate ELSE v.down END,
+           upload_rate = CASE WHEN v.diag_at IS NULL THEN a.upload_rate ELSE v.up END,
+           diagnosed_at = coalesce(v.diag_at, a.diagnosed_at)
          FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::bigint[],
-                     $6::float8[], $7::text[]) AS v(id, seen_at, quota, used, free, rate, throttle),
+                     $6::float8[], $7::text[], $8::text[], $9::float8[], $10::boolean[],
+                     $11::float8[], $12::float8[], $13::timestamptz[])
+                AS v(id, seen_at, quota, used, free, rate, throttle, url, disk, cached, down, up,
+                     diag_at),
               locked
          WHERE a.id = v.id AND a.id = locked.id`,
         [
@@ -239,6 +253,12 @@ export function createAgentsRepo(pool: pg.Pool) {
           hb.map((h) => h?.freeBytes ?? null),
           hb.map((h) => h?.servingRate ?? null),
           hb.map((h) => h?.throttle ?? null),
+          hb.map((h) => h?.url ?? null),
+          probe.map((d) => d?.diskReadRate ?? null),
+          probe.map((d) => d?.diskCached ?? null),
+          probe.map((d) => d?.downloadRate ?? null),
+          probe.map((d) => d?.uploadRate ?? null),
+          probe.map((d) => d?.measuredAt ?? null),
         ],
       );
     },

@@ -222,6 +222,59 @@ describe('agent list and soft state', () => {
     for (const r of rows) expect(Date.now() - r.last_seen_at.getTime()).toBeLessThan(60_000);
   });
 
+  it("writes a first heartbeat's URL and probe with the batched flush, not in its request", async () => {
+    const a = await h.enroll();
+    const row = async () =>
+      (
+        await h.app.pg.query(
+          `SELECT url, disk_read_rate, disk_read_cached, download_rate, upload_rate, diagnosed_at
+           FROM agents WHERE id = $1`,
+          [a.agentId],
+        )
+      ).rows[0];
+    const enrolledUrl = (await row()).url;
+    const probe = {
+      diskReadRate: 5e8,
+      diskCached: true,
+      downloadRate: 1e8,
+      uploadRate: 5e7,
+      measuredAt: '2026-11-27T10:00:00.000Z',
+    };
+    const res = await heartbeat(a.auth, { url: 'http://127.0.0.1:9911', diagnostics: probe });
+    expect(res.statusCode).toBe(200);
+    // Answered from memory: the row is as enrollment left it until the flush (timers are off).
+    expect(await row()).toMatchObject({ url: enrolledUrl, diagnosed_at: null });
+    expect((await listAgents()).find((x) => x.id === a.agentId)?.url).toBe('http://127.0.0.1:9911');
+
+    await h.app.agentsRepo.flushSoftState(h.app.softState.takeDirty());
+    expect(await row()).toMatchObject({
+      url: 'http://127.0.0.1:9911',
+      disk_read_rate: 5e8,
+      disk_read_cached: true,
+      download_rate: 1e8,
+      upload_rate: 5e7,
+      diagnosed_at: new Date(probe.measuredAt),
+    });
+
+    // A heartbeat without a probe keeps the stored one; a new probe replaces it whole.
+    await heartbeat(a.auth, { usedBytes: 1 });
+    await h.app.agentsRepo.flushSoftState(h.app.softState.takeDirty());
+    expect(await row()).toMatchObject({ disk_read_rate: 5e8, disk_read_cached: true });
+    const { diskCached: _cached, ...withoutCached } = {
+      ...probe,
+      diskReadRate: 7e8,
+      measuredAt: '2026-11-27T11:00:00.000Z',
+    };
+    await heartbeat(a.auth, { diagnostics: withoutCached });
+    await h.app.agentsRepo.flushSoftState(h.app.softState.takeDirty());
+    expect(await row()).toMatchObject({
+      url: 'http://127.0.0.1:9911',
+      disk_read_rate: 7e8,
+      disk_read_cached: null,
+      diagnosed_at: new Date('2026-11-27T11:00:00.000Z'),
+    });
+  });
+
   it('refuses the list to scientists', async () => {
     const sci = await h.login('scientist');
     const res = await h.call({

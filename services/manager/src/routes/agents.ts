@@ -18,7 +18,6 @@ import {
 import { pageOfAgents, wantsPage } from '../agents/agent-page.js';
 import { requireAgent, requireUser } from '../auth/guards.js';
 import type { AgentRecord } from '../repositories/agents.js';
-import { saveDiagnostics } from '../repositories/diagnostics.js';
 import type { SoftState } from '../soft-state.js';
 import { throttleFields } from '../throttle-view.js';
 
@@ -102,13 +101,9 @@ const agents: FastifyPluginAsyncTypebox = async (app) => {
       const validate = req.getValidationFunction('body');
       if (validate) app.heartbeatFastPath.learn((body) => validate(body) === true);
       const agentId = req.agent!.id;
-      const previousUrl = app.softState.heartbeatOf(agentId)?.url;
-      const previousProbe = app.softState.heartbeatOf(agentId)?.diagnostics;
+      // A new URL or probe (an agent's first heartbeat) reaches its row with the next batched
+      // soft-state write (agentsRepo.flushSoftState), within a flush period: no write here.
       app.softState.record(agentId, req.body);
-      await saveDiagnostics(app.pg, agentId, previousProbe, req.body.diagnostics);
-      if (req.body.url && req.body.url !== previousUrl) {
-        await app.agentsRepo.updateUrl(agentId, req.body.url);
-      }
       // Jobs it is still running stay its own (their leases would lapse otherwise).
       if (req.body.runningJobs?.length) {
         await app.jobsRepo.renewLeases(agentId, req.body.runningJobs);
