@@ -100,6 +100,24 @@ describe('ProcSystemProbe over a fake /proc and /sys', () => {
     });
   });
 
+  it('answers unknown, not an error, for /proc files it cannot read (read in place)', async () => {
+    // A /proc with meminfo only: no diskstats, no net/dev (a container's masked /proc).
+    const bare = join(root, 'bare-proc');
+    await mkdir(bare, { recursive: true });
+    await writeFile(join(bare, 'meminfo'), 'MemTotal: 2000 kB\nMemAvailable: 1000 kB\n');
+    let now = 0;
+    const probe = new ProcSystemProbe({ proc: bare, sys: sys(), clock: () => now });
+    await probe.read();
+    now += 1_000;
+    expect(await probe.read()).toMatchObject({
+      memory: 0.5,
+      diskReadBps: null,
+      diskWriteBps: null,
+      netRxBps: null,
+      netTxBps: null,
+    });
+  });
+
   it.each([
     ['no battery: unknown', [], null],
     [
