@@ -203,7 +203,6 @@ export function createAgentsRepo(pool: pg.Pool) {
       return rowCount === 1;
     },
 
-    /** Record a changed morsel-service URL at once: clients must not wait for a flush. */
     /**
      * Write soft state in one statement: wall-clock last seen, the latest heartbeat numbers, and
      * what an agent's first heartbeat (or a change) brings: its URL and join-time probe (placement
