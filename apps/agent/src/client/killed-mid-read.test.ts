@@ -21,12 +21,24 @@ import { readUnordered } from './unordered-read.js';
 /** Morsels of the dataset; the kill comes after KILL_AT of them have been consumed. */
 const MORSELS = 40;
 const KILL_AT = 4;
+/** Donors the datasets are striped over. */
+const WIDTH = 4;
+/** The longest a failure or a timed drop keeps a donor out (milliseconds). */
+const OUT_MS = Math.max(FAILURE_MEMORY_MS, DROP_FIRST_MS);
+
 /**
- * The consumer's pause per morsel after the kill (milliseconds): the rest of the read lasts
- * twice the longest a failure or a timed drop keeps a donor out, so a read that would ask the
- * killed donor again once they expire does so within the test, and a timed drop has ended.
+ * The consumer's pause per morsel after the kill (milliseconds). An in-order read launches its
+ * last morsel a window before the end, so the launches after the kill (not the whole rest of the
+ * read) last twice OUT_MS: a read that would ask the killed donor again once a failure or a
+ * timed drop expires surely does so, and a timed drop has ended. Pacing over the whole rest
+ * made the last launches end about when a 3 s failure memory did, and at load 10 an in-order
+ * read once launched them all before it expired (so never asked the victim again).
  */
-const PACE_MS = Math.ceil((2 * Math.max(FAILURE_MEMORY_MS, DROP_FIRST_MS)) / (MORSELS - KILL_AT));
+function paceMs(window: number): number {
+  const launchesAfterKill = MORSELS - KILL_AT - window;
+  if (launchesAfterKill < 4) throw new Error(`window ${window} leaves too few launches`);
+  return Math.ceil((2 * OUT_MS) / launchesAfterKill);
+}
 
 let k: DegradedCluster;
 /** One dataset per case, both imported before any donor is killed. */
@@ -35,7 +47,7 @@ const datasets: { src: { content: Buffer }; id: string }[] = [];
 beforeAll(async () => {
   k = await startDegradedCluster(4);
   for (const seed of [61, 62]) {
-    datasets.push(await k.importDataset(`kill/${seed}.bin`, MORSELS * MiB, seed, 4));
+    datasets.push(await k.importDataset(`kill/${seed}.bin`, MORSELS * MiB, seed, WIDTH));
   }
   // An upper bound: at load average 30 on 2 cores starting this cluster took over 180 s.
 }, 300_000);
@@ -82,6 +94,7 @@ describe('a donor killed mid-read (kill -9, n=2)', () => {
       let attemptsAtKill = -1;
       let victim: SpawnedAgent | undefined;
       let paced = Promise.resolve();
+      const pace = paceMs(reader.defaultWindow());
       try {
         await readAll(reader, async (m) => {
           parts.set(m.index, Buffer.from(m.data));
@@ -94,7 +107,7 @@ describe('a donor killed mid-read (kill -9, n=2)', () => {
             await victim.stop('SIGKILL');
           } else if (consumed > KILL_AT) {
             // One pause after another, also when an unordered read delivers several at once.
-            paced = paced.then(() => sleep(PACE_MS));
+            paced = paced.then(() => sleep(pace));
             await paced;
           }
         });
