@@ -1,9 +1,10 @@
 import { readFile, mkdtemp, rm, stat } from 'node:fs/promises';
+import type { IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { caFingerprint } from '@freeloader/protocol';
+import { caFingerprint, HEARTBEAT_INTERVAL_MS } from '@freeloader/protocol';
 import { startManager, type RunningManager } from '../start.js';
 import { createTestDatabase, type TestDatabase } from '../test/db.js';
 import { tlsDir } from './tls-material.js';
@@ -12,7 +13,7 @@ import { tlsDir } from './tls-material.js';
 function httpsCall(
   url: string,
   opts: { ca?: string; method?: string; body?: unknown; token?: string } = {},
-): Promise<{ status: number; body: string }> {
+): Promise<{ status: number; body: string; headers: IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
       url,
@@ -28,7 +29,7 @@ function httpsCall(
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
       },
     );
     req.on('error', reject);
@@ -72,6 +73,15 @@ describe('a manager with TLS on', () => {
     expect(health.status).toBe(200);
     const ca = JSON.parse((await httpsCall(`${manager.url}/api/v1/tls/ca`, { ca: caPem })).body);
     expect(ca).toEqual({ fingerprint: manager.caFingerprint, caPem, https: true });
+  });
+
+  it('keeps an idle connection open well past a heartbeat interval (Keep-Alive hint)', async () => {
+    const caPem = await readFile(join(tlsDir(home), 'ca.pem'), 'utf8');
+    const { headers } = await httpsCall(`${manager.url}/api/v1/health`, { ca: caPem });
+    // undici closes a pooled connection 1 s before the hinted timeout: with Node's 5 s default
+    // an agent heartbeating every 5 s opened a new TLS connection for every heartbeat.
+    const hinted = Number(/timeout=(\d+)/.exec(String(headers['keep-alive'] ?? ''))?.[1]) * 1000;
+    expect(hinted).toBeGreaterThanOrEqual(2 * HEARTBEAT_INTERVAL_MS);
   });
 
   it('is not trusted by a client that does not pin its CA', async () => {
