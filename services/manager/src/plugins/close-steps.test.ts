@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startHarness, type Harness } from '../test/harness.js';
+import { CloseSteps } from './close-steps.js';
 
 // A manager with 10,000 agents on a busy machine took more than 70 s to stop: a periodic task's
 // tick waited behind the pool's backlog, and the stop waited for the tick. The stop now goes on
@@ -56,5 +57,39 @@ describe('a manager stopping while work does not finish', () => {
       late: true,
     });
     expect(queuedRan).toBe(false);
+  });
+});
+
+describe('CloseSteps', () => {
+  it('marks late only the bounded step that was cut, not one ending around it', async () => {
+    const steps = new CloseSteps();
+    let finish: () => void = () => undefined;
+    const quick = new Promise<void>((r) => (finish = r));
+    // The hung step's bound expires while the quick one still runs; the quick one ends after.
+    const hung = steps.bounded('hung', () => new Promise(() => undefined), 1);
+    const done = steps.bounded('quick', () => quick, 60_000);
+    await until(() => steps.pending().quick !== undefined && steps.pending().hung === undefined);
+    finish();
+    expect(await Promise.all([hung, done])).toEqual(['late', 'done']);
+    expect(steps.summary().steps.map((s) => [s.step, s.late ?? false])).toEqual([
+      ['hung', true],
+      ['quick', false],
+    ]);
+  });
+
+  it('records a step that fails, rethrows, and leaves no bound timer behind', async () => {
+    vi.useFakeTimers();
+    try {
+      const steps = new CloseSteps();
+      await expect(
+        steps.bounded('fails', () => Promise.reject(new Error('no')), 60_000),
+      ).rejects.toThrow('no');
+      expect(steps.summary().steps).toMatchObject([{ step: 'fails' }]);
+      expect(steps.summary().steps[0]!.late).toBeUndefined();
+      // A pending bound would keep a stopping manager's event loop alive for maxMs.
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

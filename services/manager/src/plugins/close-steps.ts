@@ -25,26 +25,17 @@ export interface CloseStep {
 export class CloseSteps {
   private startedAt: number | undefined;
   readonly steps: CloseStep[] = [];
+  /** Steps begun and not yet done, with when they began (ms after the stop began). */
+  private readonly running = new Map<string, number>();
 
   /** The stop began (the first preClose hook); later calls keep the first time. */
   begin(): void {
     this.startedAt ??= performance.now();
   }
 
-  /** Steps begun and not yet done, with when they began (ms after the stop began). */
-  private readonly running = new Map<string, number>();
-
   /** Run one step and record its duration, failed or not. */
   async time<T>(step: string, fn: () => Promise<T> | T): Promise<T> {
-    this.begin();
-    const t0 = performance.now();
-    this.running.set(step, Math.round(t0 - this.startedAt!));
-    try {
-      return await fn();
-    } finally {
-      this.running.delete(step);
-      this.record(step, t0);
-    }
+    return this.run(step, fn, () => false);
   }
 
   /**
@@ -54,12 +45,15 @@ export class CloseSteps {
   async bounded(step: string, fn: () => Promise<unknown>, maxMs: number): Promise<'done' | 'late'> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), maxMs)));
-    const outcome = await this.time(step, () =>
-      Promise.race([fn().then(() => 'done' as const), late]),
-    );
-    clearTimeout(timer);
-    if (outcome === 'late') this.steps[this.steps.length - 1]!.late = true;
-    return outcome;
+    try {
+      return await this.run(
+        step,
+        () => Promise.race([fn().then(() => 'done' as const), late]),
+        (outcome) => outcome === 'late',
+      );
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** What a stop that hangs is waiting for: the steps still running, by when they began. */
@@ -67,17 +61,38 @@ export class CloseSteps {
     return Object.fromEntries(this.running);
   }
 
-  /** A step that began at `t0` (performance.now()) ended now. */
-  record(step: string, t0: number): void {
+  /** A step that began at `t0` (performance.now()) ended now; `late` if it was cut short. */
+  record(step: string, t0: number, late = false): void {
     this.begin();
     const atMs = Math.round(t0 - this.startedAt!);
-    this.steps.push({ step, atMs, ms: Math.round(performance.now() - t0) });
+    const ms = Math.round(performance.now() - t0);
+    this.steps.push(late ? { step, atMs, ms, late } : { step, atMs, ms });
   }
 
   /** Every step so far and the time since the stop began. */
   summary(): { totalMs: number; steps: CloseStep[] } {
     const totalMs = this.startedAt === undefined ? 0 : performance.now() - this.startedAt;
     return { totalMs: Math.round(totalMs), steps: [...this.steps] };
+  }
+
+  /**
+   * Time `fn` as `step`, recording it with its own late flag: several bounded steps end in the
+   * same tick (the singletons stop every task at once), so "the last step recorded" need not be
+   * this one.
+   */
+  private async run<T>(step: string, fn: () => Promise<T> | T, isLate: (r: T) => boolean) {
+    this.begin();
+    const t0 = performance.now();
+    this.running.set(step, Math.round(t0 - this.startedAt!));
+    let late = false;
+    try {
+      const result = await fn();
+      late = isLate(result);
+      return result;
+    } finally {
+      this.running.delete(step);
+      this.record(step, t0, late);
+    }
   }
 }
 
