@@ -2,7 +2,7 @@ import { FreeLoaderError, morselCount, morselLength, type DatasetMap } from '@fr
 import { DonorPools } from './donor-pool.js';
 import { HashPool, type SharedMemory } from './hash-pool.js';
 import { MapHashes } from './map-hashes.js';
-import { HedgedFetch, type DonorRate } from './hedged-fetch.js';
+import { HedgedFetch, type DonorRate, type RequestReservation } from './hedged-fetch.js';
 import { MorselLocator, placeNodes } from './morsel-locator.js';
 import { MorselSealing } from './morsel-sealing.js';
 import { MorselSlab } from './morsel-slab.js';
@@ -182,6 +182,27 @@ export class DatasetReader {
     return this.locator.predictedRate(donor) ?? 0;
   }
 
+  /**
+   * Place the slab's slots where `probe` (a direct write of one block) accepts them, before the
+   * read starts ({@link MorselSlab.align}).
+   */
+  alignSlots(probe: (block: Buffer) => Promise<boolean>): Promise<boolean> {
+    return this.slab.align(probe);
+  }
+
+  /**
+   * Wait for a free request slot of `donor`'s and hold it for the morsel the caller then chooses
+   * (pass it to {@link readIntoSlot}); {@link unreserve} it when no morsel used it.
+   */
+  reserveRequest(donor: string): Promise<RequestReservation> {
+    return this.fetch.reserve(donor);
+  }
+
+  /** Give back a reservation its morsel did not use (nothing to do once one did). */
+  unreserve(r: RequestReservation): void {
+    this.fetch.unreserve(r);
+  }
+
   /** Seconds (or, rates unknown, requests) until a new request to `donor` would be answered. */
   private expectedWait(donor: string): number {
     const queued = this.fetch.queued(donor) + 1;
@@ -253,14 +274,27 @@ export class DatasetReader {
    * `prefer` is asked first when it holds a copy as healthy as the best (the donor whose queue
    * the morsel was spread to).
    */
-  async readIntoSlot(index: number, signal?: AbortSignal, prefer?: string): Promise<Morsel> {
+  async readIntoSlot(
+    index: number,
+    signal?: AbortSignal,
+    prefer?: string,
+    reservation?: RequestReservation,
+  ): Promise<Morsel> {
     this.checkIndex(index);
     const t0 = performance.now();
     const slot = await this.slab.acquire();
     this.trace?.mark('slot', index, t0);
     const release = (): void => this.slab.release(slot);
     try {
-      const data = await this.fill(index, this.slab, slot.offset, slot.buffer, signal, prefer);
+      const data = await this.fill(
+        index,
+        this.slab,
+        slot.offset,
+        slot.buffer,
+        signal,
+        prefer,
+        reservation,
+      );
       return { index, data, release };
     } catch (e) {
       release();
@@ -302,6 +336,7 @@ export class DatasetReader {
     target: Buffer,
     signal?: AbortSignal,
     prefer?: string,
+    reservation?: RequestReservation,
   ): Promise<Buffer> {
     const { sizeBytes, morselSize } = this.map.dataset;
     const length = morselLength(sizeBytes, morselSize, index);
@@ -331,7 +366,15 @@ export class DatasetReader {
       copies.unshift(prefer!);
     }
     const got = await this.fetch.fromCopies(
-      { index, length, expected, target, verified, signal },
+      {
+        index,
+        length,
+        expected,
+        target,
+        verified,
+        signal,
+        ...(reservation ? { reservation } : {}),
+      },
       copies,
     );
     if ('data' in got) return got.data;

@@ -8,6 +8,7 @@ import { HashPool } from './hash-pool.js';
 import { reportBadCopies, reportReadOutcome, type BadCopy } from './report-rates.js';
 import { sourceFallback } from './source-fallback.js';
 import type { ReadTrace } from './read-trace.js';
+import { OutputWriter } from './output-writer.js';
 import { readUnordered } from './unordered-read.js';
 
 /**
@@ -39,6 +40,11 @@ export interface GetOptions {
   window?: number;
   /** Records where the read's time goes (`get --trace`). */
   trace?: ReadTrace;
+  /**
+   * A file sink is written with direct I/O where the disk takes it well (default true; see
+   * OutputWriter); false keeps every write in the page cache.
+   */
+  directWrites?: boolean;
 }
 
 export interface GetSummary {
@@ -66,6 +72,8 @@ export interface GetSummary {
    * what a read costs the client machine, apart from start-up.
    */
   cpuSeconds: { user: number; system: number };
+  /** How a file sink was written: 'direct I/O' or 'page cache (why)'; undefined for a stream. */
+  writes?: string;
 }
 
 /** Read a whole dataset from its donors, verified, into `sink`. */
@@ -103,6 +111,7 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
   const cpuAtStart = process.cpuUsage();
   let bytes = 0;
   let firstAt = 0;
+  let writes: string | undefined;
   const connectionAttempts = new Map<string, number>();
   try {
     const progress = (n: number): void => {
@@ -113,14 +122,25 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
     if (isFileHandle(opts.sink)) {
       const fh = opts.sink;
       await fh.truncate(map.dataset.sizeBytes).catch(() => undefined); // devices cannot be truncated
-      await readUnordered(reader, async (m) => {
-        try {
-          await fh.write(m.data, 0, m.data.length, m.index * map.dataset.morselSize);
-        } finally {
-          m.release();
-        }
-        progress(m.data.length);
-      });
+      const output = await OutputWriter.open(
+        fh,
+        map.dataset.sizeBytes,
+        (probe) => reader.alignSlots(probe),
+        opts.directWrites ?? true,
+      );
+      try {
+        await readUnordered(reader, async (m) => {
+          try {
+            await output.write(m.data, m.index * map.dataset.morselSize);
+          } finally {
+            m.release();
+          }
+          progress(m.data.length);
+        });
+      } finally {
+        writes = output.mode;
+        await output.close();
+      }
     } else {
       const sink = opts.sink;
       const window = opts.window ?? reader.defaultWindow();
@@ -157,6 +177,7 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
     connectionAttempts,
     firstMorselSeconds: (firstAt - started) / 1000,
     cpuSeconds: { user: cpu.user / 1e6, system: cpu.system / 1e6 },
+    ...(writes ? { writes } : {}),
   };
 }
 

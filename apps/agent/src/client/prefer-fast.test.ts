@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { MiB, type DatasetMap, type DatasetView, type Extent } from '@freeloader/protocol';
+import type { DatasetMap } from '@freeloader/protocol';
+import { COPY_A as A, COPY_B as B, twoCopiesMap as twoCopies } from '../test/two-copies-map.js';
 import { DatasetReader } from './dataset-reader.js';
 import { slowness } from './prefer-fast.js';
 
-const A = '00000000-0000-4000-8000-00000000000a';
-const B = '00000000-0000-4000-8000-00000000000b';
 const C = '00000000-0000-4000-8000-00000000000c';
 
 describe('slowness', () => {
@@ -17,31 +16,6 @@ describe('slowness', () => {
     expect(slowness(donor, [A, B, C], new Map(Object.entries(rates)))).toBeCloseTo(want, 9);
   });
 });
-
-/** A map with two full copies: copy 0 on A, copy 1 on B. */
-function twoCopies(donors: DatasetMap['donors']): DatasetMap {
-  const dataset = {
-    id: '00000000-0000-4000-8000-000000000001',
-    sizeBytes: 4 * MiB,
-    morselSize: MiB,
-  } as DatasetView;
-  const extent = (copy: number, id: string): Extent => ({
-    copy,
-    first: 0,
-    count: 4,
-    unit: 1,
-    phase: 0,
-    donors: [id],
-  });
-  return {
-    dataset,
-    extents: [extent(0, A), extent(1, B)],
-    donors,
-    hashes: '0'.repeat(4 * 64),
-    capability: 'x',
-    capabilityExpiresAt: new Date().toISOString(),
-  };
-}
 
 describe('DatasetReader.candidates with more than one copy', () => {
   const live = (id: string, extra: Record<string, unknown> = {}) => ({

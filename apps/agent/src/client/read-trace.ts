@@ -37,14 +37,18 @@ export class ReadTrace {
     this.started = performance.now();
   }
 
-  /** Record `phase` of morsel `index` from `t0` until now; returns now. */
+  /**
+   * Record `phase` of morsel `index` from `t0` until now (or until `until`, for a phase that ended
+   * before the morsel was known); returns its end.
+   */
   mark(
     phase: TracePhase,
     index: number,
     t0: number,
     extra: { donor?: string; worker?: number } = {},
+    until?: number,
   ): number {
-    const t1 = performance.now();
+    const t1 = until ?? performance.now();
     this.events.push({ phase, index, t0, t1, ...extra });
     return t1;
   }

@@ -155,23 +155,39 @@ export async function readUnordered(
       while (failure === undefined) {
         const waited = performance.now();
         await balance?.turn(donor);
-        if (reader.healthVersion() !== dealtVersion) redeal();
-        if (failure !== undefined) return;
-        if (donor) steal(donor, queue);
-        if (queue.length === 0) {
-          if (donor && (await mayGetWork(donor))) continue;
-          return;
-        }
-        const index = queue.shift()!;
-        trace?.mark('balance', index, waited, { donor, worker: id });
-        balance?.issued(donor);
-        taken.set(donor, (taken.get(donor) ?? 0) + 1);
+        const turned = performance.now();
+        // A morsel leaves the queue only once its request can go out: one waiting for a request
+        // slot could no longer be stolen by an idle twin (see RequestReservation).
+        const reservation = donor ? await reader.reserveRequest(donor) : undefined;
         let morsel;
+        let index: number;
         try {
-          morsel = await reader.readIntoSlot(index, controller.signal, donor || undefined);
+          if (reader.healthVersion() !== dealtVersion) redeal();
+          if (failure !== undefined) return;
+          if (donor) steal(donor, queue);
+          if (queue.length === 0) {
+            if (reservation) reader.unreserve(reservation);
+            if (donor && (await mayGetWork(donor))) continue;
+            return;
+          }
+          index = queue.shift()!;
+          trace?.mark('balance', index, waited, { donor, worker: id }, turned);
+          trace?.mark('queue', index, turned, { donor });
+          balance?.issued(donor);
+          taken.set(donor, (taken.get(donor) ?? 0) + 1);
+          try {
+            morsel = await reader.readIntoSlot(
+              index,
+              controller.signal,
+              donor || undefined,
+              reservation,
+            );
+          } finally {
+            taken.set(donor, taken.get(donor)! - 1);
+            notify();
+          }
         } finally {
-          taken.set(donor, taken.get(donor)! - 1);
-          notify();
+          if (reservation) reader.unreserve(reservation);
         }
         balance?.completed(donor);
         // Not awaited: a consumer that writes asynchronously does so while this worker's next

@@ -25,6 +25,10 @@ export function registerGet(program: Command): void {
       'print what each donor delivered (MB, busy seconds, MB/s) and the CPU the read took',
     )
     .option(
+      '--buffered',
+      'write the output file through the page cache (default: direct I/O where the disk takes it well)',
+    )
+    .option(
       '--trace <file>',
       'write where the read spent its time (per donor and worker phase) as JSON to <file>',
     )
@@ -37,6 +41,7 @@ export function registerGet(program: Command): void {
           window?: string;
           stats?: boolean;
           trace?: string;
+          buffered?: boolean;
         },
       ) => {
         const trace = opts.trace ? new ReadTrace() : undefined;
@@ -56,6 +61,7 @@ export function registerGet(program: Command): void {
             sink: file ?? process.stdout,
             ...(opts.window ? { window: Number(opts.window) } : {}),
             ...(trace ? { trace } : {}),
+            ...(opts.buffered ? { directWrites: false } : {}),
             onMap: (map) => (why = throttleNote(map.donors.filter((d) => d.usable !== false))),
             onProgress: (done, total) => {
               bar ??= new ProgressBar(total, dataset.split('/').pop());
@@ -81,6 +87,7 @@ export function registerGet(program: Command): void {
             console.error(`read time ${summary.seconds.toFixed(4)} s, ${mbps.toFixed(3)} MB/s`);
             console.error(`first morsel after ${summary.firstMorselSeconds.toFixed(3)} s`);
             console.error(cpuLine(summary.cpuSeconds, summary.bytes));
+            if (summary.writes) console.error(`output written by ${summary.writes}`);
             console.error(donorTable(summary.map, summary.donors));
             console.error(attemptsLine(summary.map, summary.connectionAttempts));
             const throttled = throttleReport(
