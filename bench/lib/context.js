@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, version } from 'node:os';
-import { machineBuild } from './machine.js';
+import { machineBuild, pageReporting } from './machine.js';
 import { join } from 'node:path';
 import { onCleanup } from './cleanup-hooks.js';
 import { makeDataset } from './dataset.js';
@@ -72,6 +72,7 @@ export function createContext(opts) {
         cpuModel: cpus()[0]?.model ?? 'unknown',
         cpus: cpus().length,
         loadavg1: Number((loadavg()[0] ?? 0).toFixed(2)),
+        ...(pageReporting() ? { pageReporting: pageReporting() } : {}),
         ...machineBuild(),
       };
       const out = await writeReport(opts.resultsDir, name, {

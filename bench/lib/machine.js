@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { FREELOADER_CLI } from './freeloader.js';
 
 /**
@@ -22,4 +23,28 @@ export function machineBuild() {
   }
   const root = process.env.BENCH_FREELOADER_ROOT;
   return { freeloaderCommit: commit, ...(root ? { freeloaderRoot: root } : {}) };
+}
+
+/**
+ * The VM's free page reporting (virtio-balloon), when the kernel has it: freed guest memory is
+ * handed back to the host, and the next write into it takes a host fault. On the AMD VMs of
+ * issue 19 (order 9, min_free_ms 0: at once) that made page-cache writes and their CPU bimodal
+ * run to run (0.18 or 0.6–0.8 system CPU-s per 512 MiB of `fs.write`s).
+ *
+ * @returns {string | undefined}
+ * @example pageReporting() // 'order 9, min_free_ms 0'
+ */
+export function pageReporting() {
+  const dir = '/sys/module/page_reporting/parameters';
+  const read = (/** @type {string} */ name) => {
+    try {
+      return readFileSync(join(dir, name), 'utf8').trim();
+    } catch {
+      return undefined;
+    }
+  };
+  const order = read('page_reporting_order');
+  if (order === undefined) return undefined;
+  const minFree = read('min_free_ms');
+  return `order ${order}` + (minFree === undefined ? '' : `, min_free_ms ${minFree}`);
 }
