@@ -4,6 +4,7 @@ import {
   MorselLocator,
   placeNodes,
   type MorselPlace,
+  WAIT_SWITCH_FACTOR,
   type PatchedSuffix,
 } from './morsel-locator.js';
 import { DROP_FIRST_MS } from './donor-drops.js';
@@ -255,6 +256,19 @@ describe('MorselLocator over several copies', () => {
     // Health still comes first: a failure outweighs any wait.
     locator.failed(A);
     expect(locator.locate(0)).toEqual(donors(B, A));
+  });
+
+  it.each<[string, Record<string, number>, string[]]>([
+    // Morsel 0's copy 0 is on A. Within WAIT_SWITCH_FACTOR of each other, the map's order stands.
+    ['equal waits', { a: 1, b: 1 }, [A, B]],
+    ['the first copy a little later', { a: 1.9, b: 1 }, [A, B]],
+    ['the first copy WAIT_SWITCH_FACTOR times later', { a: WAIT_SWITCH_FACTOR, b: 1 }, [B, A]],
+    ['the second copy much later', { a: 1, b: 5 }, [A, B]],
+  ])('keeps copy 0 first unless it would answer much later: %s', (_, waits, want) => {
+    const locator = new MorselLocator({ extents: rotated, donors: [live(A), live(B)] }, undefined, {
+      wait: (d) => waits[d]!,
+    });
+    expect(locator.locate(0)).toEqual(donors(...want));
   });
 });
 
