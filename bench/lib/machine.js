@@ -27,9 +27,9 @@ export function machineBuild() {
 
 /**
  * The VM's free page reporting (virtio-balloon), when the kernel has it: freed guest memory is
- * handed back to the host, and the next write into it takes a host fault. On the AMD VMs of
- * issue 19 (order 9, min_free_ms 0: at once) that made page-cache writes and their CPU bimodal
- * run to run (0.18 or 0.6–0.8 system CPU-s per 512 MiB of `fs.write`s).
+ * handed back to the host, and the next write into it takes a host fault. On the VM of
+ * session 16 (Intel Xeon; order 9, min_free_ms 0: at once) that made page-cache writes and
+ * their CPU bimodal run to run (0.18 or 0.6–0.8 system CPU-s per 512 MiB of `fs.write`s).
  *
  * @returns {string | undefined}
  * @example pageReporting() // 'order 9, min_free_ms 0'
