@@ -210,7 +210,7 @@ describe('agent list and soft state', () => {
     const b = await h.enroll();
     await heartbeat(a.auth, { usedBytes: 11, freeBytes: 22, servingRate: 3, throttle: 'idle' });
     await heartbeat(b.auth, { usedBytes: 33, freeBytes: 44, servingRate: 0 });
-    await h.app.agentsRepo.flushSoftState(h.app.softState.takeDirty());
+    await h.app.liveness.flush();
     const { rows } = await h.app.pg.query(
       'SELECT id, reported_used_bytes, free_bytes, serving_rate, throttle, last_seen_at FROM agents WHERE id = ANY($1) ORDER BY free_bytes',
       [[a.agentId, b.agentId]],
@@ -246,7 +246,10 @@ describe('agent list and soft state', () => {
     expect(await row()).toMatchObject({ url: enrolledUrl, diagnosed_at: null });
     expect((await listAgents()).find((x) => x.id === a.agentId)?.url).toBe('http://127.0.0.1:9911');
 
-    await h.app.agentsRepo.flushSoftState(h.app.softState.takeDirty());
+    // Through LivenessSync, which runs after any flush already under way: another path (repair's
+    // failure classes flush before they read) may have taken the dirty rows and still be writing
+    // them, and then a takeDirty() here found nothing and the row was read too soon (CI, once).
+    await h.app.liveness.flush();
     expect(await row()).toMatchObject({
       url: 'http://127.0.0.1:9911',
       disk_read_rate: 5e8,
@@ -258,7 +261,7 @@ describe('agent list and soft state', () => {
 
     // A heartbeat without a probe keeps the stored one; a new probe replaces it whole.
     await heartbeat(a.auth, { usedBytes: 1 });
-    await h.app.agentsRepo.flushSoftState(h.app.softState.takeDirty());
+    await h.app.liveness.flush();
     expect(await row()).toMatchObject({ disk_read_rate: 5e8, disk_read_cached: true });
     const { diskCached: _cached, ...withoutCached } = {
       ...probe,
@@ -266,7 +269,7 @@ describe('agent list and soft state', () => {
       measuredAt: '2026-11-27T11:00:00.000Z',
     };
     await heartbeat(a.auth, { diagnostics: withoutCached });
-    await h.app.agentsRepo.flushSoftState(h.app.softState.takeDirty());
+    await h.app.liveness.flush();
     expect(await row()).toMatchObject({
       url: 'http://127.0.0.1:9911',
       disk_read_rate: 7e8,
