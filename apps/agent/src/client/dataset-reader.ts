@@ -272,13 +272,13 @@ export class DatasetReader {
   /**
    * Fetch and verify one morsel into a slab slot: donors in order of health, then the source.
    * `prefer` is asked first when it holds a copy as healthy as the best (the donor whose queue
-   * the morsel was spread to).
+   * the morsel was spread to); a {@link reserveRequest} reservation names that donor and holds
+   * one of its request slots for this morsel.
    */
   async readIntoSlot(
     index: number,
     signal?: AbortSignal,
-    prefer?: string,
-    reservation?: RequestReservation,
+    prefer?: string | RequestReservation,
   ): Promise<Morsel> {
     this.checkIndex(index);
     const t0 = performance.now();
@@ -286,15 +286,7 @@ export class DatasetReader {
     this.trace?.mark('slot', index, t0);
     const release = (): void => this.slab.release(slot);
     try {
-      const data = await this.fill(
-        index,
-        this.slab,
-        slot.offset,
-        slot.buffer,
-        signal,
-        prefer,
-        reservation,
-      );
+      const data = await this.fill(index, this.slab, slot.offset, slot.buffer, signal, prefer);
       return { index, data, release };
     } catch (e) {
       release();
@@ -335,9 +327,10 @@ export class DatasetReader {
     offset: number,
     target: Buffer,
     signal?: AbortSignal,
-    prefer?: string,
-    reservation?: RequestReservation,
+    preferred?: string | RequestReservation,
   ): Promise<Buffer> {
+    const reservation = typeof preferred === 'object' ? preferred : undefined;
+    const prefer = typeof preferred === 'object' ? preferred.donor : preferred;
     const { sizeBytes, morselSize } = this.map.dataset;
     const length = morselLength(sizeBytes, morselSize, index);
     if (target.length < length) throw new RangeError(`morsel ${index} needs ${length} bytes`);

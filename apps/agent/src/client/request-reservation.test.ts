@@ -29,7 +29,7 @@ describe('request reservations (a morsel leaves its queue only when its request 
       const third = reader.reserveRequest(A);
       expect(await settled(third)).toBe(false);
       // A read on a held reservation asks A at once (without it, it would wait for a slot).
-      await expect(reader.readIntoSlot(0, undefined, A, r1)).rejects.toThrow(/unavailable/i);
+      await expect(reader.readIntoSlot(0, undefined, r1)).rejects.toThrow(/unavailable/i);
       expect(reader.connectionAttempts(A)).toBe(1);
       expect(r1.held).toBe(false);
       // The request's end freed r1's slot, which the waiting reservation took.

@@ -176,12 +176,7 @@ export async function readUnordered(
           balance?.issued(donor);
           taken.set(donor, (taken.get(donor) ?? 0) + 1);
           try {
-            morsel = await reader.readIntoSlot(
-              index,
-              controller.signal,
-              donor || undefined,
-              reservation,
-            );
+            morsel = await reader.readIntoSlot(index, controller.signal, reservation);
           } finally {
             taken.set(donor, taken.get(donor)! - 1);
             notify();
