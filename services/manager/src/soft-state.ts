@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Heartbeat } from '@freeloader/protocol';
 import type { EventBus } from './events.js';
 import { heartbeatChanged } from './heartbeat-change.js';
+import { newerQuota } from './newer-quota.js';
 import type { SoftStateRow } from './repositories/agents.js';
 import type { OutageClaim, SharedSighting, Sighting } from './repositories/liveness.js';
 
@@ -89,9 +90,10 @@ export class SoftState {
    * marked for the next flush when it is news: a first sighting, the end of a silence, changed
    * heartbeat numbers, or a shared last-seen older than the rewrite window.
    */
-  record(agentId: string, heartbeat?: Heartbeat): void {
+  record(agentId: string, sent?: Heartbeat): void {
     const previous = this.stateOf(agentId);
     const entry = this.entries.get(agentId);
+    const heartbeat = sent && newerQuota(entry?.heartbeat, sent);
     const now = this.clock();
     // Noted here, not sampled by a later loop: an outage can end well within one of its ticks.
     if (entry && previous !== 'live') {

@@ -24,6 +24,7 @@ import { Governance, type AdmitTransfer } from '../governor/governance.js';
 import { loadGovernorFile, type GovernorFile } from '../governor/governor-file.js';
 import type { OwnerIdleSource } from '../governor/owner-idle.js';
 import type { SystemProbe } from '../governor/system-probe.js';
+import { QuotaVersion } from '../relocation/quota-version.js';
 import { RelocationTracker } from '../relocation/relocation-tracker.js';
 import type { RetiringStore } from '../store/retiring-store.js';
 import { loadIdentity, type Identity } from '../state/identity.js';
@@ -100,6 +101,8 @@ export class AgentDaemon extends EventEmitter {
   readonly manager: ManagerClient;
   /** Progress of moving data off this donor after a quota cut. */
   readonly relocation = new RelocationTracker();
+  /** The version of the store's quota that heartbeats carry (see QuotaVersion). */
+  readonly quotaVersion = new QuotaVersion();
   private readonly jobs: JobRunner;
   private readonly reports: JobReportOutbox;
   /** Disk and network rates measured once after joining (seed 000 §5.2.1). */
@@ -410,6 +413,7 @@ export class AgentDaemon extends EventEmitter {
     const usage = this.store.usage();
     return {
       quotaBytes: usage.quotaBytes,
+      quotaVersion: this.quotaVersion.current,
       usedBytes: usage.usedBytes,
       freeBytes: usage.freeBytes,
       ...(usage.diskFull ? { diskFull: true } : {}),

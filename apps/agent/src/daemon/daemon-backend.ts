@@ -74,6 +74,7 @@ export class DaemonBackend implements SettingsBackend {
           store: this.daemon.store,
           manager: this.daemon.manager,
           tracker: this.daemon.relocation,
+          quotaVersion: this.daemon.quotaVersion,
           bandwidthOnly: this.info.bandwidthOnly,
           rememberQuota: async (quotaBytes) =>
             saveSettings(this.info.dir, { ...(await loadSettings(this.info.dir)), quotaBytes }),

@@ -3,6 +3,7 @@ import { FreeLoaderError, type QuotaChangeResponse } from '@freeloader/protocol'
 import type { ManagerClient } from '../manager-client.js';
 import { checkQuotaFits } from '../store/disk-space.js';
 import type { MorselStore } from '../store/store.js';
+import type { QuotaVersion } from './quota-version.js';
 import type { RelocationTracker } from './relocation-tracker.js';
 
 export interface QuotaDeps {
@@ -10,6 +11,8 @@ export interface QuotaDeps {
   store: MorselStore;
   manager: ManagerClient;
   tracker: RelocationTracker;
+  /** Bumped with the store's quota, so heartbeats from then on carry the new version. */
+  quotaVersion: QuotaVersion;
   bandwidthOnly: boolean;
   /**
    * Persist the new quota in the agent's settings file, so a restart keeps it (the daemon owns
@@ -37,10 +40,14 @@ export async function changeQuota(
   }
   const { usedBytes, quotaBytes: before } = deps.store.usage();
   if (quotaBytes > before) await checkQuotaFits(join(deps.dir, 'store'), quotaBytes, usedBytes);
+  // Together, with no await between: a heartbeat carries either both the old quota and version
+  // or both new ones.
   deps.store.setQuota(quotaBytes);
+  const quotaVersion = deps.quotaVersion.bump();
   await deps.rememberQuota(quotaBytes);
   const res = await deps.manager.request<QuotaChangeResponse>('POST', '/agents/me/quota', {
     quotaBytes,
+    quotaVersion,
   });
   deps.tracker.planned(res);
   return res;

@@ -24,6 +24,12 @@ export type ThrottleState = Static<typeof ThrottleState>;
 /** Soft state an agent sends every HEARTBEAT_INTERVAL_MS. */
 export const Heartbeat = Type.Object({
   quotaBytes: Bytes,
+  /**
+   * When the agent last set `quotaBytes` (its own clock, ms; see QuotaChangeRequest). A heartbeat
+   * built before a quota change can reach the manager after it: the manager keeps the quota of
+   * the higher version. Absent from old agents (their quota is taken as sent).
+   */
+  quotaVersion: Type.Optional(Type.Integer({ minimum: 0 })),
   usedBytes: Bytes,
   freeBytes: Bytes,
   /** Bytes/s served to clients over the last interval. */

@@ -8,6 +8,11 @@ import { Bytes, Uuid } from './common.js';
  */
 export const QuotaChangeRequest = Type.Object({
   quotaBytes: Bytes,
+  /**
+   * The change's version: the agent's clock in ms when it set the quota, above every version it
+   * sent before (its heartbeats then carry it). Absent from old agents.
+   */
+  quotaVersion: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 export type QuotaChangeRequest = Static<typeof QuotaChangeRequest>;
 

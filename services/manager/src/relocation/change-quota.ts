@@ -50,15 +50,23 @@ export async function changeAgentQuota(
   deps: RelocationDeps,
   agentId: string,
   quotaBytes: number,
+  quotaVersion?: number,
 ): Promise<QuotaChangeResponse> {
-  const row = await setQuotaMeasuringExcess(deps.pg, agentId, quotaBytes);
+  const row = await setQuotaMeasuringExcess(deps.pg, agentId, quotaBytes, quotaVersion);
   if (row?.excess === null || row === undefined) {
     throw new FreeLoaderError('VALIDATION_FAILED', 'a bandwidth-only agent has no quota');
   }
   // The call is a sighting with the new quota: a flush of the previous heartbeat must not put
-  // the old quota back (placement would see space that is gone).
+  // the old quota back (placement would see space that is gone), nor may a heartbeat the agent
+  // built before the change and that arrives after it (the version keeps it out).
   const hb = deps.softState.heartbeatOf(agentId);
-  if (hb) deps.softState.record(agentId, { ...hb, quotaBytes });
+  if (hb) {
+    deps.softState.record(agentId, {
+      ...hb,
+      quotaBytes,
+      ...(quotaVersion === undefined ? {} : { quotaVersion }),
+    });
+  }
   const excessBytes = Math.max(0, Number(row.excess));
   const result: QuotaChangeResponse = {
     quotaBytes,

@@ -26,7 +26,8 @@ const relocation: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: QuotaChangeResponse, 400: E, 401: E, 403: E, 500: E },
       },
     },
-    async (req) => changeAgentQuota(deps, req.agent!.id, req.body.quotaBytes),
+    async (req) =>
+      changeAgentQuota(deps, req.agent!.id, req.body.quotaBytes, req.body.quotaVersion),
   );
 
   app.post(

@@ -226,7 +226,10 @@ export function createAgentsRepo(pool: pg.Pool) {
          )
          UPDATE agents a SET
            last_seen_at = v.seen_at,
-           quota_bytes = coalesce(v.quota, a.quota_bytes),
+           -- A heartbeat built before the agent's last quota change keeps its hands off it.
+           quota_bytes = CASE WHEN v.quota IS NULL OR v.qver < a.quota_version THEN a.quota_bytes
+                              ELSE v.quota END,
+           quota_version = greatest(a.quota_version, coalesce(v.qver, 0)),
            reported_used_bytes = coalesce(v.used, a.reported_used_bytes),
            free_bytes = coalesce(v.free, a.free_bytes),
            serving_rate = coalesce(v.rate, a.serving_rate),
@@ -239,9 +242,9 @@ export function createAgentsRepo(pool: pg.Pool) {
            diagnosed_at = coalesce(v.diag_at, a.diagnosed_at)
          FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::bigint[],
                      $6::float8[], $7::text[], $8::text[], $9::float8[], $10::boolean[],
-                     $11::float8[], $12::float8[], $13::timestamptz[])
+                     $11::float8[], $12::float8[], $13::timestamptz[], $14::bigint[])
                 AS v(id, seen_at, quota, used, free, rate, throttle, url, disk, cached, down, up,
-                     diag_at),
+                     diag_at, qver),
               locked
          WHERE a.id = v.id AND a.id = locked.id`,
         [
@@ -258,6 +261,7 @@ export function createAgentsRepo(pool: pg.Pool) {
           probe.map((d) => d?.downloadRate ?? null),
           probe.map((d) => d?.uploadRate ?? null),
           probe.map((d) => d?.measuredAt ?? null),
+          hb.map((h) => h?.quotaVersion ?? null),
         ],
       );
     },

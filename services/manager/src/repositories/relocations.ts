@@ -9,9 +9,11 @@ export async function setQuotaMeasuringExcess(
   db: Queryable,
   agentId: string,
   quotaBytes: number,
+  quotaVersion = 0,
 ): Promise<{ excess: string | null } | undefined> {
   const { rows } = await db.query<{ excess: string | null }>(
-    `WITH a AS (UPDATE agents SET quota_bytes = $2 WHERE id = $1 AND NOT bandwidth_only
+    `WITH a AS (UPDATE agents SET quota_bytes = $2, quota_version = greatest(quota_version, $3)
+                WHERE id = $1 AND NOT bandwidth_only
                 RETURNING used_bytes)
      SELECT (SELECT used_bytes FROM a)
           + coalesce((SELECT sum(bytes) FROM reservations WHERE agent_id = $1
@@ -19,7 +21,7 @@ export async function setQuotaMeasuringExcess(
           - coalesce((SELECT sum(total_bytes) FROM jobs WHERE agent_id = $1
                       AND kind = 'relocate' AND state IN ('queued', 'running')), 0)
           - $2 AS excess`,
-    [agentId, quotaBytes],
+    [agentId, quotaBytes, quotaVersion],
   );
   return rows[0];
 }
