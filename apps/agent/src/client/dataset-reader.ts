@@ -59,7 +59,8 @@ export interface Morsel {
 
 /**
  * Reads a dataset's morsels from its donors with verified hashes. `readMorsel` serves random
- * access (the mount); `morsels()` streams in order with a bounded window (the `get` command).
+ * access (the mount); `readIntoSlot` fills a slab slot, which `readInOrder` (in-order-read.ts,
+ * `get` to a pipe) and `readUnordered` (unordered-read.ts, `get` to a file) drive.
  * A donor that fails is reported, demoted for a few seconds, and the morsel is fetched from
  * another copy or, last, from the source by Range — so the bytes are right or the read fails loudly.
  * Donors the map does not call live are not contacted at all; a donor whose head-of-line morsel
@@ -228,44 +229,6 @@ export class DatasetReader {
       return Buffer.from(morsel.data);
     } finally {
       morsel.release();
-    }
-  }
-
-  /**
-   * Morsels [from, to) in order, each in a slab slot the consumer must `release()` once it has
-   * used the bytes. At most `window` morsels are in flight or buffered (the slab bounds memory),
-   * so fast donors run ahead while a slow one catches up.
-   */
-  async *morsels(
-    from = 0,
-    to = this.count,
-    window = this.defaultWindow(),
-    signal?: AbortSignal,
-  ): AsyncGenerator<Morsel> {
-    const pending = new Map<number, Promise<Morsel>>();
-    let launched = from;
-    const fill = (next: number): void => {
-      while (launched < to && launched < next + window) {
-        const p = this.readIntoSlot(launched, signal);
-        p.catch(() => undefined); // observed when its turn comes
-        pending.set(launched++, p);
-      }
-    };
-    try {
-      for (let next = from; next < to; next++) {
-        fill(next);
-        const morsel = await pending.get(next)!;
-        pending.delete(next);
-        yield morsel;
-      }
-    } finally {
-      // An abandoned read gives its slots back as the outstanding fetches land.
-      for (const p of pending.values())
-        void p.then(
-          (m) => m.release(),
-          () => undefined,
-        );
-      pending.clear();
     }
   }
 

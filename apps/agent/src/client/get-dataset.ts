@@ -10,6 +10,7 @@ import { sourceFallback } from './source-fallback.js';
 import type { ReadTrace } from './read-trace.js';
 import { OutputWriter } from './output-writer.js';
 import { readUnordered } from './unordered-read.js';
+import { readInOrder } from './in-order-read.js';
 
 /**
  * Slab slots per donor, beyond the read window, for verified morsels waiting for their write to
@@ -144,7 +145,7 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
     } else {
       const sink = opts.sink;
       const window = opts.window ?? reader.defaultWindow();
-      for await (const morsel of reader.morsels(0, reader.count, window)) {
+      for await (const morsel of readInOrder(reader, 0, reader.count, window)) {
         // The slot goes back to the pool only once the sink is done with its bytes.
         const flowing = sink.write(morsel.data, () => morsel.release());
         if (!flowing) await new Promise((r) => sink.once('drain', r));

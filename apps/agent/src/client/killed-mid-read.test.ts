@@ -10,6 +10,7 @@ import { DROP_FIRST_MS } from './donor-drops.js';
 import { FAILURE_MEMORY_MS } from './recent-failures.js';
 import { sourceFallback } from './source-fallback.js';
 import { readUnordered } from './unordered-read.js';
+import { readInOrder } from './in-order-read.js';
 
 // A donor killed (SIGKILL) in the middle of a read of an n=2 dataset, with real agents (issue 15
 // item 5): its port refuses, and the read leaves it out for the rest of the read at once, so it
@@ -56,7 +57,7 @@ afterAll(() => k?.close());
 type ReadAll = (reader: DatasetReader, onMorsel: (m: Morsel) => Promise<void>) => Promise<void>;
 
 const inOrder: ReadAll = async (reader, onMorsel) => {
-  for await (const m of reader.morsels(0, reader.count)) await onMorsel(m);
+  for await (const m of readInOrder(reader, 0, reader.count)) await onMorsel(m);
 };
 const unordered: ReadAll = (reader, onMorsel) => readUnordered(reader, onMorsel);
 

@@ -5,6 +5,7 @@ import { startTestServer, type TestServer } from '@freeloader/sources/testing';
 import { startDataCluster, type DataCluster } from '../test/data-cluster.js';
 import { DatasetReader } from './dataset-reader.js';
 import { fetchMap } from './fetch-map.js';
+import { readInOrder } from './in-order-read.js';
 import { MapHashes } from './map-hashes.js';
 
 // A real manager and two real donors. The dataset is small, so the hash pages are made tiny
@@ -27,7 +28,7 @@ afterAll(async () => {
 async function sha256Read(reader: DatasetReader): Promise<string> {
   const whole = createHash('sha256');
   try {
-    for await (const m of reader.morsels()) {
+    for await (const m of readInOrder(reader)) {
       whole.update(m.data);
       m.release();
     }
