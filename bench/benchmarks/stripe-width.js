@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { cliOf, parseGetSummary } from '../lib/freeloader.js';
 import { fileDigest } from '../lib/dataset.js';
-import { importRoundRobin, startFreeLoaderLan } from '../lib/freeloader-lan.js';
+import { importRoundRobin, managerApi, startFreeLoaderLan } from '../lib/freeloader-lan.js';
 import { aria2Read, curlRead } from '../lib/baselines.js';
 import { measureGoodput } from '../lib/goodput.js';
 import { startNginx } from '../lib/nginx.js';
@@ -62,7 +62,18 @@ export default {
       /** @type {number[]} */
       const donorGp = [];
       for (const d of tb.donors) donorGp.push((await probe(d, 100)).mbps);
-      const sum = (/** @type {number} */ w) => donorGp.slice(0, w).reduce((a, b) => a + b, 0);
+      /**
+       * Testbed donors holding any copy of a dataset, by index. A second copy is a donor more at
+       * W=1 (both serve the read: the limit and the aria2c peer count it); at W ≥ 2 the copies
+       * stay on the stripe's own donors.
+       * @type {Map<number, number[]>}
+       */
+      const holdersByWidth = new Map();
+      const linkOf = (/** @type {number[]} */ held) =>
+        Math.min(
+          clientGp,
+          held.reduce((a, i) => a + (donorGp[i] ?? 0), 0),
+        );
 
       // Imports are setup, not what is measured: give the source a fast link while importing.
       await tb.shape(tb.source, { rateMbit: 1000 });
@@ -84,8 +95,10 @@ export default {
           const name = `bench/w${w}-${bytes}`;
           const reads = { fl, tb, log: ctx.log, work, sha256: ds.sha256, reps, w };
           await importRoundRobin(fl, source.url(ds.name), name, w);
+          const held = await holderIndices(tb, fl, name);
+          holdersByWidth.set(w, held);
           const timed = await timedGets(reads, name, label, builds);
-          const limit = Math.min(clientGp, sum(w));
+          const limit = linkOf(held);
           for (const [b, build] of builds.entries()) {
             const { samples, seconds, cpu, parts } = timed[b] ?? {
               samples: [],
@@ -100,7 +113,9 @@ export default {
               mbps,
               limitMbps: limit,
               ...(build.cli ? {} : { targetRatio: TARGET_RATIO }),
-              note: `sha256 ok; limit min(client, Σ donors); median of ${samples.length}`,
+              note:
+                `sha256 ok; limit min(client, Σ donors holding it: ${held.length}); ` +
+                `median of ${samples.length}`,
             });
             // The rate the machine's cores allow at this read's cost (client + W donors): a
             // shortfall from the limit with the ceiling near it is CPU, not protocol.
@@ -161,22 +176,25 @@ export default {
           await source.stop();
           continue;
         }
-        // The peer on the same links: aria2c splitting the read over W nginx mirrors.
+        // The peer on the same links: aria2c splitting the read over nginx mirrors.
         const mirrors = await Promise.all(
           tb.donors.map((d) =>
             startNginx(d, { root: ds.dir, workDir: join(work, `mirror-${d.name}-${bytes}`) }),
           ),
         );
         for (const w of widths) {
-          /** @type {CpuParts[]} aria2c's own CPU and its W nginx peers' */
+          // The same links FreeLoader's read had: a mirror on every donor holding the dataset.
+          const held = holdersByWidth.get(w) ?? [...Array(w).keys()];
+          /** @type {CpuParts[]} aria2c's own CPU and its nginx peers' */
           const ariaCpu = [];
-          const peers = () => groupCpuSeconds(tb.donors.slice(0, w).flatMap((d) => nginxPids(d)));
+          const peers = () =>
+            groupCpuSeconds(held.flatMap((i) => nginxPids(/** @type {any} */ (tb.donors[i]))));
           // As many samples as FreeLoader had, median against median.
           const aria = await repeat(reps, async () => {
             const peersBefore = peers();
             const r = await aria2Read(
               tb.client,
-              mirrors.slice(0, w).map((m) => m.url(ds.name)),
+              held.map((i) => /** @type {any} */ (mirrors[i]).url(ds.name)),
               ds,
               work,
             );
@@ -193,9 +211,9 @@ export default {
             case: `aria2c CPU-bound ceiling W=${w}, ${label}`,
             params: { W: w, bytes, cpuParts: ariaCpu, cores: availableParallelism() },
             mbps: ariaCeiling,
-            limitMbps: Math.min(clientGp, sum(w)),
+            limitMbps: linkOf(held),
             note:
-              `${ariaTotal.toFixed(2)} CPU-s per GiB (aria2c + ${w} nginx, median; aria2c user ` +
+              `${ariaTotal.toFixed(2)} CPU-s per GiB (aria2c + ${held.length} nginx, median; aria2c user ` +
               `${ariaPerGiB((p) => p.user).toFixed(2)}, system ` +
               `${ariaPerGiB((p) => p.system).toFixed(2)}, nginx ` +
               `${ariaPerGiB((p) => p.donors).toFixed(2)}); aria2c reached ` +
@@ -207,7 +225,7 @@ export default {
             case: `aria2c W=${w}, ${label}`,
             params: { W: w, bytes, samples: aria.samples },
             mbps: read.mbps,
-            limitMbps: Math.min(clientGp, sum(w)),
+            limitMbps: linkOf(held),
             note:
               `FreeLoader/aria2c = ${(fl / read.mbps).toFixed(2)}×` +
               (flBefore ? `; before build ${(flBefore / read.mbps).toFixed(2)}×` : ''),
@@ -249,7 +267,7 @@ export default {
       ylabel: 'MB/s',
       series: [
         ...Object.entries(series).map(([title, points]) => ({ title, points })),
-        { title: 'limit: min(client, Σ donor goodput)', points: limits },
+        { title: 'limit: min(client, Σ goodput of the donors holding it)', points: limits },
       ],
     });
     if (png) ctx.log(`plot: ${png}`);
@@ -333,4 +351,26 @@ async function timedGets(r, name, label, builds) {
     }
   }
   return results;
+}
+
+/**
+ * Indices (into tb.donors) of the donors holding any copy of dataset `name`, from its map.
+ *
+ * @param {import('../lib/testbed.js').Testbed} tb
+ * @param {import('../lib/freeloader-lan.js').FreeLoaderLan} fl
+ * @param {string} name
+ * @returns {Promise<number[]>}
+ * @example await holderIndices(tb, fl, 'bench/w1-268435456') // [0, 1]: two copies at W=1
+ */
+async function holderIndices(tb, fl, name) {
+  const ds = await managerApi(tb, fl, `/datasets/by-path?path=${encodeURIComponent(name)}`);
+  const map = await managerApi(tb, fl, `/datasets/${ds.id}/map?first=0&count=1`);
+  const ids = new Set(map.extents.flatMap((/** @type {{donors: string[]}} */ e) => e.donors));
+  /** @type {string[]} */
+  const hosts = map.donors
+    .filter((/** @type {{id: string}} */ d) => ids.has(d.id))
+    .map((/** @type {{url: string}} */ d) => new URL(d.url).hostname);
+  const held = hosts.map((h) => tb.donors.findIndex((d) => d.ip === h));
+  if (held.some((i) => i < 0)) throw new Error(`${name}: a holder is not a testbed donor`);
+  return held.sort((a, b) => a - b);
 }
