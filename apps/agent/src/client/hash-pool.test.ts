@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { sealMorsel } from '@freeloader/protocol';
 import { waitFor } from '../test/cluster-harness.js';
-import { HashPool, sha256 } from './hash-pool.js';
+import { HashPool, OPEN_CHUNK_BYTES, sha256 } from './hash-pool.js';
 import { MorselSlab } from './morsel-slab.js';
 
 describe('HashPool', () => {
@@ -42,12 +42,17 @@ describe('HashPool', () => {
     await pool.close();
   });
 
-  it.each([0, 1])(
-    'with %i worker(s) opens sealed slots in place, and refuses a bad tag',
-    async (threads) => {
+  it.each([
+    [0, 4096],
+    [1, 4096],
+    // Several of the worker's deciphering steps, and a short last one.
+    [1, 3 * OPEN_CHUNK_BYTES + 1000],
+  ])(
+    'with %i worker(s) opens sealed %i-byte slots in place, and refuses a bad tag',
+    async (threads, size) => {
       const id = '0f8fad5b-d9cb-469f-a165-70867728950e';
       const key = randomBytes(32);
-      const slab = new MorselSlab(2, 4096);
+      const slab = new MorselSlab(2, size);
       const pool = new HashPool(threads);
       const internals = pool as unknown as { ready: unknown[] };
       // A worker boots a V8 isolate first; until then the pool opens inline.
@@ -59,18 +64,22 @@ describe('HashPool', () => {
           20,
         );
       const [good, bad] = [await slab.acquire(), await slab.acquire()];
-      const plain = randomBytes(4096);
+      const plain = randomBytes(size);
       plain.copy(good.buffer);
       plain.copy(bad.buffer);
       const tag = sealMorsel(key, id, 3, good.buffer);
       sealMorsel(key, id, 3, bad.buffer);
-      bad.buffer[17] = bad.buffer[17]! ^ 1;
-      const sealedBad = Buffer.from(bad.buffer);
+      expect(good.buffer.equals(plain)).toBe(false);
+      // A flipped byte in the last step: every step before it has been deciphered when the tag fails.
+      bad.buffer[size - 17] = bad.buffer[size - 17]! ^ 1;
       const seal = { key, datasetId: id, index: 3, tag };
-      expect(await pool.openSlot(slab, good.offset, 4096, seal)).toBe(true);
+      expect(await pool.openSlot(slab, good.offset, size, seal)).toBe(true);
       expect(good.buffer.equals(plain)).toBe(true);
-      expect(await pool.openSlot(slab, bad.offset, 4096, seal)).toBe(false);
-      expect(bad.buffer.equals(sealedBad)).toBe(true);
+      expect(await pool.openSlot(slab, bad.offset, size, seal)).toBe(false);
+      // The wrong index (another nonce) fails too, however many steps matched nothing.
+      plain.copy(good.buffer);
+      sealMorsel(key, id, 3, good.buffer);
+      expect(await pool.openSlot(slab, good.offset, size, { ...seal, index: 4 })).toBe(false);
       await pool.close();
     },
   );

@@ -9,18 +9,30 @@ export interface SharedMemory {
 }
 
 /**
+ * Bytes deciphered per step when a worker opens a morsel in place: node:crypto has no in-place
+ * API, so each step's output is copied back over its input. A whole 1 MiB morsel made a fresh
+ * 1 MiB output per morsel, memory the allocator hands back and takes again; a 64 KiB step's
+ * output stays in cache. Opening 1 MiB morsels on a worker (this VM, four alternating runs of
+ * 3 GiB each): 0.67–0.98, median 0.92 CPU-s/GiB whole, against 0.66–0.87, median 0.79, in steps.
+ */
+export const OPEN_CHUNK_BYTES = 64 * 1024;
+
+/**
  * The worker's whole program. Inline rather than a file next to this module, so it runs the
  * same from `dist/`, from sources under a test runner, or from a bundled desktop app.
  * Messages: `{kind:'slab', slab, memory}` registers shared memory, `{kind:'forget', slab}` drops
  * it; `{kind:'hash', id, slab, offset, length}` answers `{id, digest}`; `{kind:'open', id, slab,
- * offset, length, key, nonce, aad (the dataset id, a string), tag}` decrypts an AES-256-GCM morsel in place after its tag
- * check (see @freeloader/protocol's morsel-seal.ts, which computes the nonce) and answers
- * `{id, digest: 'opened'}`, or `{id, digest: 'tag mismatch'}` leaving the bytes as they were.
+ * offset, length, key, nonce, aad (the dataset id, a string), tag}` decrypts an AES-256-GCM
+ * morsel in place (see @freeloader/protocol's morsel-seal.ts, which computes the nonce) and
+ * answers `{id, digest: 'opened'}` when its tag checks, or `{id, digest: 'tag mismatch'}`: then
+ * the bytes are neither the ciphertext nor trustworthy plain text, and the caller fetches the
+ * morsel again (it never uses a morsel whose check failed).
  */
 const WORKER_SOURCE = `
 const { createHash, createDecipheriv } = require('node:crypto');
 const { parentPort } = require('node:worker_threads');
 const slabs = new Map();
+const OPEN_CHUNK = ${OPEN_CHUNK_BYTES};
 parentPort.on('message', (m) => {
   if (m.kind === 'slab') { slabs.set(m.slab, m.memory); return; }
   if (m.kind === 'forget') { slabs.delete(m.slab); return; }
@@ -31,9 +43,11 @@ parentPort.on('message', (m) => {
     const d = createDecipheriv('aes-256-gcm', m.key, m.nonce, { authTagLength: 16 });
     d.setAAD(Buffer.from(m.aad, 'utf8'));
     d.setAuthTag(m.tag);
-    const plain = d.update(bytes);
+    for (let at = 0; at < m.length; at += OPEN_CHUNK) {
+      const piece = bytes.subarray(at, Math.min(at + OPEN_CHUNK, m.length));
+      piece.set(d.update(piece));
+    }
     try { d.final(); } catch { parentPort.postMessage({ id: m.id, digest: 'tag mismatch' }); return; }
-    bytes.set(plain);
     parentPort.postMessage({ id: m.id, digest: 'opened' });
     return;
   }
@@ -89,7 +103,8 @@ export class HashPool {
   /**
    * Open a sealed morsel in place: `length` bytes of a slab at `offset` become its plain text
    * once its AES-GCM tag checks (on a worker, like the hash: the read loop's core keeps driving
-   * the network). False when the tag does not match: the bytes are left as they were.
+   * the network). False when the tag does not match: the bytes are then unusable (a worker has
+   * deciphered them step by step before the tag could fail) and the caller fetches the morsel again.
    */
   async openSlot(slab: SharedMemory, offset: number, length: number, seal: Seal): Promise<boolean> {
     if (this.ready.length === 0) {

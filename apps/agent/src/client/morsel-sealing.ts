@@ -45,7 +45,8 @@ export class MorselSealing {
 
   /**
    * Open sealed morsel `index` (`length` bytes of `shared` at `offset`) in place on a worker:
-   * true once it is plain text, false when its tag does not match (the bytes stay as they were).
+   * true once it is plain text, false when its tag does not match (the bytes are then unusable: the
+   * reader fetches the morsel from another copy).
    */
   async open(
     pool: HashPool,
