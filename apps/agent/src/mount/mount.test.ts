@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, open, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MiB, type DatasetView } from '@freeloader/protocol';
@@ -8,6 +8,7 @@ import {
   type TestServer,
   type TestServerOptions,
 } from '@freeloader/sources/testing';
+import { bdiOf, KERNEL_READ_AHEAD_KB } from './kernel-read-ahead.js';
 import { startDataCluster, type DataCluster } from '../test/data-cluster.js';
 import { killSpawned } from '../test/processes.js';
 import {
@@ -183,6 +184,14 @@ describe.skipIf(!HAS_FUSE)(
       await expect(writeFile(at('mnt/x.bin'), 'x')).rejects.toMatchObject({ code: 'EROFS' });
       await expect(mkdir(at('mnt/d'))).rejects.toMatchObject({ code: 'EROFS' });
     });
+
+    it.skipIf(process.getuid?.() !== 0)(
+      'raises the kernel read-ahead of the mount (root may)',
+      async () => {
+        const file = `${bdiOf((await stat(mnt.dir, { bigint: true })).dev)}/read_ahead_kb`;
+        expect(Number((await readFile(file, 'utf8')).trim())).toBe(KERNEL_READ_AHEAD_KB);
+      },
+    );
 
     it('reports itself as a read-only freeloader file system to statfs', async () => {
       const df = await sh(`df -P '${mnt.dir}' && findmnt -no FSTYPE,OPTIONS '${mnt.dir}'`);
