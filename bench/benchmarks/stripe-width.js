@@ -93,10 +93,10 @@ export default {
         series[label] = [];
         for (const w of widths) {
           const name = `bench/w${w}-${bytes}`;
-          const reads = { fl, tb, log: ctx.log, work, sha256: ds.sha256, reps, w };
           await importRoundRobin(fl, source.url(ds.name), name, w);
           const held = await holderIndices(tb, fl, name);
           holdersByWidth.set(w, held);
+          const reads = { fl, tb, log: ctx.log, work, sha256: ds.sha256, reps, w, held };
           const timed = await timedGets(reads, name, label, builds);
           const limit = linkOf(held);
           for (const [b, build] of builds.entries()) {
@@ -140,7 +140,7 @@ export default {
               mbps: ceiling,
               limitMbps: limit,
               note:
-                `${cpuPerGiB.toFixed(2)} CPU-s per GiB (client + ${w} donors, median; client user ` +
+                `${cpuPerGiB.toFixed(2)} CPU-s per GiB (client + ${held.length} donors, median; client user ` +
                 `${perGiB((p) => p.user)}, system ${perGiB((p) => p.system)}, donors ` +
                 `${perGiB((p) => p.donors)}); get reached ${(mbps / ceiling).toFixed(2)} of it`,
             });
@@ -306,7 +306,7 @@ function nginxPids(host) {
  * and CPU seconds (client + donors). BENCH_TRACE=1 adds `--trace` to this build's reads.
  * @param {{ fl: import('../lib/freeloader-lan.js').FreeLoaderLan,
  *   tb: import('../lib/testbed.js').Testbed, log: (line: string) => void, work: string,
- *   sha256: string, reps: number, w: number }} r
+ *   sha256: string, reps: number, w: number, held: number[] }} r
  * @param {string} name @param {string} label @param {Build[]} builds
  */
 async function timedGets(r, name, label, builds) {
@@ -316,14 +316,14 @@ async function timedGets(r, name, label, builds) {
   const results = builds.map(() => ({
     /** @type {number[]} */ samples: [],
     /** @type {number[]} */ seconds: [],
-    /** @type {number[]} CPU seconds of each read: the client's and its W donors' */ cpu: [],
+    /** @type {number[]} CPU seconds of each read: the client's and its holders' */ cpu: [],
     /** @type {Array<{ user: number, system: number, donors: number }>} the same, split */ parts:
       [],
   }));
   // Each donor's whole tree (ip netns exec → node): its own time and its exited children's.
-  const donorTrees = r.fl.agents
-    .slice(0, r.w)
-    .map((a) => (a.child.pid === undefined ? [] : [a.child.pid, ...descendants(a.child.pid)]));
+  const donorTrees = r.held
+    .map((i) => r.fl.agents[i])
+    .map((a) => (a?.child.pid === undefined ? [] : [a.child.pid, ...descendants(a.child.pid)]));
   const donorCpu = () => groupCpuSeconds(donorTrees.flat());
   for (let rep = 0; rep < r.reps; rep++) {
     const order = builds.map((_, i) => i);

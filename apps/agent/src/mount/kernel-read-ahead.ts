@@ -1,4 +1,5 @@
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { mountAt } from './mount-point.js';
 
 /**
  * Read-ahead the kernel keeps for a sequential reader of the mount (KiB). A FUSE mount starts
@@ -17,18 +18,6 @@ export type ReadAheadChange =
   { changed: true; fromKb: number; toKb: number } | { changed: false; kb?: number; why: string };
 
 /**
- * `/sys/class/bdi/<major>:<minor>` of the file system mounted at `dir`.
- *
- * @example bdiOf(50n) // '/sys/class/bdi/0:50' (glibc's dev_t encoding)
- */
-export function bdiOf(dev: bigint): string {
-  // glibc's gnu_dev_major / gnu_dev_minor.
-  const major = ((dev & 0xfff00n) >> 8n) | ((dev & 0xfffff00000000000n) >> 32n);
-  const minor = (dev & 0xffn) | ((dev & 0xffffff00000n) >> 12n);
-  return `/sys/class/bdi/${major}:${minor}`;
-}
-
-/**
  * Raise the kernel's read-ahead for the mount at `dir` to `kb`, never lower it. Only root may
  * write the setting: for anyone else, and off Linux, nothing changes and `why` says so (the
  * mount works the same, a sequential reader that computes between reads is just slower).
@@ -40,7 +29,12 @@ export async function raiseKernelReadAhead(
   kb = KERNEL_READ_AHEAD_KB,
 ): Promise<ReadAheadChange> {
   if (process.platform !== 'linux') return { changed: false, why: 'not Linux' };
-  const file = `${bdiOf((await stat(dir, { bigint: true })).dev)}/read_ahead_kb`;
+  // From the mount table, not stat(dir): a stat of the mount's root from the process serving it
+  // would cache the root's attributes for a second, and a mount killed within it would still
+  // look alive to the next `stat` (not ENOTCONN, which is how a stale mount is recognised).
+  const mount = await mountAt(dir);
+  if (!mount) return { changed: false, why: `nothing is mounted at ${dir}` };
+  const file = `/sys/class/bdi/${mount.device}/read_ahead_kb`;
   let fromKb: number;
   try {
     fromKb = Number((await readFile(file, 'utf8')).trim());

@@ -8,12 +8,19 @@ describe('parseMountInfo', () => {
   it.each([
     [
       '36 35 98:0 / /mnt/x rw,nosuid - fuse.freeloader freeloader ro,user_id=0',
-      [{ mountPoint: '/mnt/x', fsType: 'fuse.freeloader', source: 'freeloader' }],
+      [{ device: '98:0', mountPoint: '/mnt/x', fsType: 'fuse.freeloader', source: 'freeloader' }],
     ],
     [
       // Optional fields before the separator, and a space escaped as \040.
       '40 1 0:39 / /tmp/my\\040data rw shared:1 master:2 - fuse.freeloader freeloader ro',
-      [{ mountPoint: '/tmp/my data', fsType: 'fuse.freeloader', source: 'freeloader' }],
+      [
+        {
+          device: '0:39',
+          mountPoint: '/tmp/my data',
+          fsType: 'fuse.freeloader',
+          source: 'freeloader',
+        },
+      ],
     ],
     ['garbage\n\n', []],
   ])('%s', (text, expected) => {

@@ -4,6 +4,8 @@ import { resolve } from 'node:path';
 import { FreeLoaderError } from '@freeloader/protocol';
 
 export interface MountEntry {
+  /** The file system's device, `major:minor` (its backing device's name in /sys/class/bdi). */
+  device: string;
   mountPoint: string;
   fsType: string;
   source: string;
@@ -13,11 +15,11 @@ export interface MountEntry {
 export const FS_TYPE = 'fuse.freeloader';
 
 /**
- * Parse /proc/self/mountinfo (proc(5)): mount point is field 5, then optional fields up to `-`,
- * then type and source. Octal escapes (`\040` for a space) are decoded.
+ * Parse /proc/self/mountinfo (proc(5)): the device is field 3, the mount point field 5, then
+ * optional fields up to `-`, then type and source. Octal escapes (`\040` for a space) are decoded.
  *
  * @example parseMountInfo('36 35 98:0 / /mnt/x rw - fuse.freeloader freeloader rw')
- *   // [{ mountPoint: '/mnt/x', fsType: 'fuse.freeloader', source: 'freeloader' }]
+ *   // [{ device: '98:0', mountPoint: '/mnt/x', fsType: 'fuse.freeloader', source: 'freeloader' }]
  */
 export function parseMountInfo(text: string): MountEntry[] {
   const out: MountEntry[] = [];
@@ -26,6 +28,7 @@ export function parseMountInfo(text: string): MountEntry[] {
     const dash = fields.indexOf('-', 6);
     if (fields.length < 10 || dash < 0) continue;
     out.push({
+      device: fields[2]!,
       mountPoint: unescapeOctal(fields[4]!),
       fsType: unescapeOctal(fields[dash + 1] ?? ''),
       source: unescapeOctal(fields[dash + 2] ?? ''),

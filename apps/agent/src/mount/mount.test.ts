@@ -8,7 +8,8 @@ import {
   type TestServer,
   type TestServerOptions,
 } from '@freeloader/sources/testing';
-import { bdiOf, KERNEL_READ_AHEAD_KB } from './kernel-read-ahead.js';
+import { KERNEL_READ_AHEAD_KB } from './kernel-read-ahead.js';
+import { mountAt } from './mount-point.js';
 import { startDataCluster, type DataCluster } from '../test/data-cluster.js';
 import { killSpawned } from '../test/processes.js';
 import {
@@ -188,7 +189,7 @@ describe.skipIf(!HAS_FUSE)(
     it.skipIf(process.getuid?.() !== 0)(
       'raises the kernel read-ahead of the mount (root may)',
       async () => {
-        const file = `${bdiOf((await stat(mnt.dir, { bigint: true })).dev)}/read_ahead_kb`;
+        const file = `/sys/class/bdi/${(await mountAt(mnt.dir))!.device}/read_ahead_kb`;
         expect(Number((await readFile(file, 'utf8')).trim())).toBe(KERNEL_READ_AHEAD_KB);
       },
     );
