@@ -321,9 +321,10 @@ async function timedGets(r, name, label, builds) {
       [],
   }));
   // Each donor's whole tree (ip netns exec → node): its own time and its exited children's.
-  const donorTrees = r.held
-    .map((i) => r.fl.agents[i])
-    .map((a) => (a?.child.pid === undefined ? [] : [a.child.pid, ...descendants(a.child.pid)]));
+  const donorTrees = r.held.map((i) => {
+    const pid = r.fl.agents[i]?.child.pid;
+    return pid === undefined ? [] : [pid, ...descendants(pid)];
+  });
   const donorCpu = () => groupCpuSeconds(donorTrees.flat());
   for (let rep = 0; rep < r.reps; rep++) {
     const order = builds.map((_, i) => i);

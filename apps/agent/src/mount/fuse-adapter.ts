@@ -10,7 +10,7 @@ import {
   type FuseOperations,
   type FuseStat,
 } from './fuse-binding.js';
-import { raiseKernelReadAhead, type ReadAheadChange } from './kernel-read-ahead.js';
+import { raiseKernelReadAhead } from './kernel-read-ahead.js';
 import { unmountDir } from './mount-point.js';
 import { waitUntilAnswering } from './wait-answering.js';
 
@@ -91,10 +91,7 @@ export class FuseAdapter implements MountAdapter {
     // libfuse reports the mount before the kernel routes requests to it (seconds under load):
     // "mounted" must mean a script's next `ls` works.
     await waitUntilAnswering(dir, ANSWER_TIMEOUT_MS);
-    const ra = await raiseKernelReadAhead(dir).catch((e: unknown): ReadAheadChange => ({
-      changed: false,
-      why: String(e),
-    }));
+    const ra = await raiseKernelReadAhead(dir);
     opts.log?.(
       ra.changed
         ? `kernel read-ahead ${ra.fromKb} -> ${ra.toKb} KiB`

@@ -20,7 +20,8 @@ export type ReadAheadChange =
 /**
  * Raise the kernel's read-ahead for the mount at `dir` to `kb`, never lower it. Only root may
  * write the setting: for anyone else, and off Linux, nothing changes and `why` says so (the
- * mount works the same, a sequential reader that computes between reads is just slower).
+ * mount works the same, a sequential reader that computes between reads is just slower). Never
+ * rejects: every failure is a `why`.
  *
  * @example await raiseKernelReadAhead('/mnt/freeloader') // { changed: true, fromKb: 128, toKb: 4096 }
  */
