@@ -12,6 +12,7 @@ import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gypRebuild } from './gyp-rebuild.mjs';
 
 const require = createRequire(import.meta.url);
 const say = (m) => console.error(`build-fuse: ${m}`);
@@ -60,23 +61,4 @@ if (spawnSync('pkg-config', ['--exists', 'fuse'], { stdio: 'ignore' }).status !=
   process.exit(0);
 }
 
-let gyp;
-try {
-  gyp = require.resolve('node-gyp/bin/node-gyp.js', { paths: [pkgDir] });
-} catch {
-  say('node-gyp is not installed: skipped (freeloader mount will be unavailable)');
-  process.exit(0);
-}
-const args = [gyp, 'rebuild'];
-// Build against the headers installed next to this node (no download) when they are there.
-const prefix = dirname(dirname(process.execPath));
-if (!process.env.npm_config_nodedir && existsSync(join(prefix, 'include', 'node', 'node.h'))) {
-  args.push(`--nodedir=${prefix}`);
-}
-say(`building in ${pkgDir}`);
-const r = spawnSync(process.execPath, args, { cwd: pkgDir, stdio: ['ignore', 'ignore', 'pipe'] });
-if (r.status !== 0) {
-  say(`build failed (freeloader mount will be unavailable):\n${String(r.stderr).slice(-2000)}`);
-  process.exit(0);
-}
-say('built');
+gypRebuild(pkgDir, say, 'freeloader mount will be unavailable');

@@ -75,6 +75,8 @@ export interface GetSummary {
   cpuSeconds: { user: number; system: number };
   /** How a file sink was written: 'direct I/O' or 'page cache (why)'; undefined for a stream. */
   writes?: string;
+  /** What opened an encrypted dataset's morsels (see `native/morsel-cipher.ts`); undefined in clear. */
+  cipher?: 'native' | 'node:crypto';
 }
 
 /** Read a whole dataset from its donors, verified, into `sink`. */
@@ -179,6 +181,7 @@ export async function getDataset(opts: GetOptions): Promise<GetSummary> {
     firstMorselSeconds: (firstAt - started) / 1000,
     cpuSeconds: { user: cpu.user / 1e6, system: cpu.system / 1e6 },
     ...(writes ? { writes } : {}),
+    ...(map.dataKey !== undefined ? { cipher: hashes.cipher } : {}),
   };
 }
 

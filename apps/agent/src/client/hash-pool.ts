@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { morselNonce, openMorsel } from '@freeloader/protocol';
+import { morselNonce } from '@freeloader/protocol';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { morselCipherAddonPath, openInPlace } from '../native/morsel-cipher.js';
 
 /** Memory the hash workers read: a client's `MorselSlab`, or one buffer of the mount's cache. */
 export interface SharedMemory {
@@ -9,13 +10,24 @@ export interface SharedMemory {
 }
 
 /**
- * Bytes deciphered per step when a worker opens a morsel in place: node:crypto has no in-place
- * API, so each step's output is copied back over its input. A whole 1 MiB morsel made a fresh
- * 1 MiB output per morsel, memory the allocator hands back and takes again; a 64 KiB step's
- * output stays in cache. Opening 1 MiB morsels on a worker (this VM, four alternating runs of
- * 3 GiB each): 0.67–0.98, median 0.92 CPU-s/GiB whole, against 0.66–0.87, median 0.79, in steps.
+ * Bytes deciphered per step when a worker opens a morsel in place through node:crypto (no addon:
+ * see `native/morsel-cipher.ts`): node:crypto has no in-place API, so each step's output is
+ * copied back over its input. A whole 1 MiB morsel made a fresh 1 MiB output per morsel, memory
+ * the allocator hands back and takes again; a 64 KiB step's output stays in cache. Opening 1 MiB
+ * morsels on a worker (Intel VM, four alternating runs of 3 GiB each): 0.67–0.98, median 0.92
+ * CPU-s/GiB whole, against 0.66–0.87, median 0.79, in steps.
  */
 export const OPEN_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * How long a read's first morsels wait for a booting worker before they are verified on the
+ * read's own thread instead. Verifying there competes with the sockets for that thread: on the
+ * AMD VM of issue 19 (2 cores, 4 local donors) the first morsel of a 256 MiB encrypted read came
+ * after 0.36–0.46 s when the morsels that arrived before the worker booted (~0.07 s alone, longer
+ * beside the read) were opened inline, 0.09–0.14 s when they waited for it; the read's CPU per
+ * GiB fell from a median 3.85 to 3.4 (6 pairs). The bound only matters when a worker cannot boot.
+ */
+export const WORKER_BOOT_WAIT_MS = 2_000;
 
 /**
  * The worker's whole program. Inline rather than a file next to this module, so it runs the
@@ -26,35 +38,45 @@ export const OPEN_CHUNK_BYTES = 64 * 1024;
  * morsel in place (see @freeloader/protocol's morsel-seal.ts, which computes the nonce) and
  * answers `{id, digest: 'opened'}` when its tag checks, or `{id, digest: 'tag mismatch'}`: then
  * the bytes are neither the ciphertext nor trustworthy plain text, and the caller fetches the
- * morsel again (it never uses a morsel whose check failed).
+ * morsel again (it never uses a morsel whose check failed). `ADDON` is the morsel cipher addon's
+ * path (null without it): it opens the bytes where they lie, with no output to copy back.
  */
-const WORKER_SOURCE = `
+function workerSource(addonPath: string | undefined): string {
+  return `
 const { createHash, createDecipheriv } = require('node:crypto');
 const { parentPort } = require('node:worker_threads');
 const slabs = new Map();
 const OPEN_CHUNK = ${OPEN_CHUNK_BYTES};
+const ADDON = ${JSON.stringify(addonPath ?? null)};
+let addon = null;
+try { if (ADDON) addon = require(ADDON); } catch { addon = null; }
+function open(m, bytes) {
+  const aad = Buffer.from(m.aad, 'utf8');
+  if (addon) return addon.open(m.key, m.nonce, aad, bytes, m.tag);
+  const d = createDecipheriv('aes-256-gcm', m.key, m.nonce, { authTagLength: 16 });
+  d.setAAD(aad);
+  d.setAuthTag(m.tag);
+  for (let at = 0; at < m.length; at += OPEN_CHUNK) {
+    const piece = bytes.subarray(at, Math.min(at + OPEN_CHUNK, m.length));
+    piece.set(d.update(piece));
+  }
+  try { d.final(); return true; } catch { return false; }
+}
 parentPort.on('message', (m) => {
   if (m.kind === 'slab') { slabs.set(m.slab, m.memory); return; }
   if (m.kind === 'forget') { slabs.delete(m.slab); return; }
   const memory = slabs.get(m.slab);
   if (!memory) { parentPort.postMessage({ id: m.id, error: 'unknown slab ' + m.slab }); return; }
   if (m.kind === 'open') {
-    const bytes = new Uint8Array(memory, m.offset, m.length);
-    const d = createDecipheriv('aes-256-gcm', m.key, m.nonce, { authTagLength: 16 });
-    d.setAAD(Buffer.from(m.aad, 'utf8'));
-    d.setAuthTag(m.tag);
-    for (let at = 0; at < m.length; at += OPEN_CHUNK) {
-      const piece = bytes.subarray(at, Math.min(at + OPEN_CHUNK, m.length));
-      piece.set(d.update(piece));
-    }
-    try { d.final(); } catch { parentPort.postMessage({ id: m.id, digest: 'tag mismatch' }); return; }
-    parentPort.postMessage({ id: m.id, digest: 'opened' });
+    const opened = open(m, new Uint8Array(memory, m.offset, m.length));
+    parentPort.postMessage({ id: m.id, digest: opened ? 'opened' : 'tag mismatch' });
     return;
   }
   const digest = createHash('sha256').update(new Uint8Array(memory, m.offset, m.length)).digest('hex');
   parentPort.postMessage({ id: m.id, digest });
 });
 `;
+}
 
 /** What opens one sealed morsel: the dataset's key, its id (the AAD), the index and the tag. */
 export interface Seal {
@@ -73,12 +95,17 @@ interface Pending {
 /**
  * SHA-256 of morsels on other cores: verifying 1 GB/s costs most of a core, which the thread
  * that drives the network cannot spare. Workers read slab memory directly (no copies). With no
- * spare core (`threads: 0`), or when a worker dies, hashing happens inline — never a hang.
+ * spare core (`threads: 0`), when no worker booted within {@link WORKER_BOOT_WAIT_MS}, or when
+ * a worker dies, hashing happens inline — never a hang.
  */
 export class HashPool {
   private workers: Worker[] = [];
-  /** Workers that have booted; until one has, hashes run inline rather than wait for it. */
+  /** Workers that have booted; until one has, morsels wait for it (see {@link booted}). */
   private ready: Worker[] = [];
+  /** Settles when the first worker is online, or none is left to boot. */
+  private firstBoot: Promise<void> | undefined;
+  private settleBoot: (() => void) | undefined;
+  private readonly addonPath = morselCipherAddonPath();
   private readonly pending = new Map<number, Pending>();
   private readonly slabIds = new Map<SharedMemory, number>();
   /** Dataset keys copied out of whatever pool they were cut from (see `ownedKey`). */
@@ -88,15 +115,36 @@ export class HashPool {
   private turn = 0;
 
   constructor(threads = Math.min(2, Math.max(0, availableParallelism() - 1))) {
+    if (threads > 0) {
+      this.firstBoot = new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, WORKER_BOOT_WAIT_MS);
+        timer.unref();
+        this.settleBoot = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
     for (let i = 0; i < threads; i++) this.spawn();
   }
 
+  /** Which cipher opens morsels on the workers (and inline): the addon, or node:crypto. */
+  get cipher(): 'native' | 'node:crypto' {
+    return this.addonPath ? 'native' : 'node:crypto';
+  }
+
+  /**
+   * Resolves once a worker is ready to take a morsel, or it is no use waiting (none left to
+   * boot, or {@link WORKER_BOOT_WAIT_MS} passed): the caller then verifies inline.
+   */
+  private async booted(): Promise<void> {
+    if (this.ready.length === 0 && this.firstBoot) await this.firstBoot;
+  }
+
   /** Hash `length` bytes of a slab at `offset`. */
-  hashSlot(slab: SharedMemory, offset: number, length: number): Promise<string> {
-    // A worker boots a V8 isolate (0.05–0.4 s): the first morsels of a read must not wait for it.
-    if (this.ready.length === 0) {
-      return Promise.resolve(sha256(Buffer.from(slab.memory, offset, length)));
-    }
+  async hashSlot(slab: SharedMemory, offset: number, length: number): Promise<string> {
+    await this.booted();
+    if (this.ready.length === 0) return sha256(Buffer.from(slab.memory, offset, length));
     return this.post(slab, { kind: 'hash', offset, length });
   }
 
@@ -107,9 +155,10 @@ export class HashPool {
    * deciphered them step by step before the tag could fail) and the caller fetches the morsel again.
    */
   async openSlot(slab: SharedMemory, offset: number, length: number, seal: Seal): Promise<boolean> {
+    await this.booted();
     if (this.ready.length === 0) {
-      const bytes = Buffer.from(slab.memory, offset, length);
-      return openMorsel(seal.key, seal.datasetId, seal.index, bytes, seal.tag);
+      const bytes = new Uint8Array(slab.memory, offset, length);
+      return openInPlace(seal.key, seal.datasetId, seal.index, bytes, seal.tag);
     }
     // Every byte array here owns its memory: a Buffer cut from Node's 8 KiB pool (the tag from
     // hex, a short string's bytes) would be cloned with its whole pool, 8 KiB each; with them
@@ -169,13 +218,14 @@ export class HashPool {
     const workers = this.workers;
     this.workers = [];
     this.ready = [];
+    this.settleBoot?.();
     await Promise.all(workers.map((w) => w.terminate()));
     for (const p of this.pending.values()) p.reject(new Error('hash pool closed'));
     this.pending.clear();
   }
 
   private spawn(): void {
-    const w = new Worker(WORKER_SOURCE, { eval: true });
+    const w = new Worker(workerSource(this.addonPath), { eval: true });
     w.on('message', (m: { id: number; digest?: string; error?: string }) => {
       const p = this.pending.get(m.id);
       if (!p) return;
@@ -185,7 +235,9 @@ export class HashPool {
       else p.reject(new Error(m.error ?? 'hash worker failed'));
     });
     w.once('online', () => {
-      if (this.workers.includes(w)) this.ready.push(w);
+      if (!this.workers.includes(w)) return;
+      this.ready.push(w);
+      this.settleBoot?.();
     });
     const lost = (): void => this.lose(w);
     w.on('error', lost);
@@ -199,6 +251,7 @@ export class HashPool {
     if (!this.workers.includes(w)) return;
     this.workers = this.workers.filter((x) => x !== w);
     this.ready = this.ready.filter((x) => x !== w);
+    if (this.workers.length === 0) this.settleBoot?.();
     for (const [id, p] of this.pending) {
       if (p.worker !== w) continue;
       this.pending.delete(id);

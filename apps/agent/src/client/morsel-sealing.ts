@@ -1,12 +1,6 @@
-import {
-  FreeLoaderError,
-  dataKeyOf,
-  openMorsel,
-  plainMatchesTag,
-  sealMorsel,
-  type DatasetMap,
-} from '@freeloader/protocol';
+import { FreeLoaderError, dataKeyOf, plainMatchesTag, type DatasetMap } from '@freeloader/protocol';
 import type { HashPool, Seal, SharedMemory } from './hash-pool.js';
+import { openInPlace, sealInPlace } from '../native/morsel-cipher.js';
 
 /** Morsel `index`'s AES-GCM tag (HASH_MISMATCH when none is known). */
 export type TagOf = (index: number) => Promise<Buffer>;
@@ -40,7 +34,7 @@ export class MorselSealing {
 
   /** Seal plain bytes of morsel `index` (read from the source) in place, as donors store them. */
   seal(index: number, data: Buffer): void {
-    sealMorsel(this.key, this.datasetId, index, data);
+    sealInPlace(this.key, this.datasetId, index, data);
   }
 
   /**
@@ -61,7 +55,7 @@ export class MorselSealing {
   /** {@link open} on this thread, for a buffer of its own (a hedge's backup read). */
   async openHere(index: number, data: Buffer): Promise<boolean> {
     const { key, datasetId, tag } = await this.sealOf(index);
-    return openMorsel(key, datasetId, index, data, tag);
+    return openInPlace(key, datasetId, index, data, tag);
   }
 
   /**

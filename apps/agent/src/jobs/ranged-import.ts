@@ -1,7 +1,6 @@
 import {
   dataKeyOf,
   morselLength,
-  sealMorsel,
   morselsOfDonor,
   type ImportJobPayload,
   type MorselHash,
@@ -12,6 +11,7 @@ import { fanOutImport, type FanOutCounts, type SourceMorsel } from './fan-out-im
 import { IMPORT_CONCURRENCY, type ImportDeps } from './import-deps.js';
 import type { JobContext } from './job-runner.js';
 import { ProgressReporter } from './progress-reporter.js';
+import { sealInPlace } from '../native/morsel-cipher.js';
 
 /**
  * This donor's morsels, split: `fromSource` (copy 0, or any copy when the job has no fan-out)
@@ -77,7 +77,7 @@ export async function rangedImport(
     // Sealing is deterministic (nonce from the morsel index): a fan-out's fallback to the source
     // stores the very ciphertext copy 0's donor stored, and matches its hash.
     if (!key) return { data };
-    return { data, tag: sealMorsel(key, datasetId, index, data).toString('hex') };
+    return { data, tag: sealInPlace(key, datasetId, index, data).toString('hex') };
   };
   // Every worker stops before the job fails, so no put lands after the failure frees morsels.
   await forEachBounded(direct, IMPORT_CONCURRENCY, async (index, lane) => {

@@ -4,7 +4,6 @@ import {
   FreeLoaderError,
   dataKeyOf,
   isFreeLoaderError,
-  sealMorsel,
   type RepairCommitResponse,
   type RepairMorsel,
 } from '@freeloader/protocol';
@@ -20,6 +19,7 @@ import { jobOfKind } from './job-of-kind.js';
 import type { JobHandler } from './job-runner.js';
 import { ProgressReporter } from './progress-reporter.js';
 import { ReceiveSlot, type ReceiveTurn } from './receive-slot.js';
+import { sealInPlace } from '../native/morsel-cipher.js';
 
 /**
  * Stored units are committed in batches of about this many bytes: each unit is still committed
@@ -81,7 +81,7 @@ export function repairJobHandler(deps: RepairDeps): JobHandler {
         ctx.signal,
       );
       // Sealed as the import sealed it (same key, same nonce): the recorded hash matches.
-      if (key) sealMorsel(key, p.datasetId, m.index, data);
+      if (key) sealInPlace(key, p.datasetId, m.index, data);
       return data;
     };
     const fetchVerified = async (m: RepairMorsel, slot: Buffer): Promise<void> => {

@@ -4,7 +4,6 @@ import {
   dataKeyOf,
   donorsOfMorsel,
   morselCount,
-  sealMorsel,
   type ImportJobPayload,
 } from '@freeloader/protocol';
 import type { Source, SourceInfo } from '@freeloader/sources';
@@ -13,6 +12,7 @@ import { BoundedTasks } from './bounded-tasks.js';
 import type { ImportDeps } from './import-deps.js';
 import type { JobContext } from './job-runner.js';
 import { ProgressReporter } from './progress-reporter.js';
+import { sealInPlace } from '../native/morsel-cipher.js';
 
 /** Morsel PUTs in flight while distributing a streamed source (bounds memory to this × morsel). */
 const DISTRIBUTE_IN_FLIGHT = 8;
@@ -45,7 +45,7 @@ export async function streamImport(
   const key = payload.dataKey === undefined ? undefined : dataKeyOf(payload.dataKey);
   const deliver = async (index: number, data: Buffer): Promise<void> => {
     // Encrypted dataset: every donor gets (and hashes) the same sealed bytes.
-    const tag = key && sealMorsel(key, datasetId, index, data).toString('hex');
+    const tag = key && sealInPlace(key, datasetId, index, data).toString('hex');
     const sha256 = createHash('sha256').update(data).digest('hex');
     for (const donor of donorsOfMorsel(payload.extents, index)) {
       if (donor === me) {

@@ -4,7 +4,6 @@ import {
   FreeLoaderError,
   dataKeyOf,
   isFreeLoaderError,
-  sealMorsel,
   type MorselHash,
   type PatchReport,
   type PatchSessionPlan,
@@ -18,6 +17,7 @@ import { downloadRange, type RangeStats } from './download-range.js';
 import { PatchBuffer, type PatchedMorsel } from './patch-buffer.js';
 import type { PeerClient } from './peer-client.js';
 import { ownedCount, ownerSlot, requestsOf } from './stripe.js';
+import { sealInPlace } from '../native/morsel-cipher.js';
 
 /** Shuffle pushes in flight per session: overlap one morsel's round trip with the next. */
 const PUSHES_IN_FLIGHT = 4;
@@ -236,7 +236,7 @@ export class PatchSession {
   private referenceOf(index: number, data: Buffer, sha256: string): MorselHash {
     if (this.key === undefined) return { index, sha256 };
     const sealed = Buffer.from(data);
-    const tag = sealMorsel(this.key, this.plan.plan.datasetId, index, sealed).toString('hex');
+    const tag = sealInPlace(this.key, this.plan.plan.datasetId, index, sealed).toString('hex');
     return { index, sha256: createHash('sha256').update(sealed).digest('hex'), tag };
   }
 

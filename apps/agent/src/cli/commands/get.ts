@@ -88,6 +88,7 @@ export function registerGet(program: Command): void {
             console.error(`first morsel after ${summary.firstMorselSeconds.toFixed(3)} s`);
             console.error(cpuLine(summary.cpuSeconds, summary.bytes));
             if (summary.writes) console.error(`output written by ${summary.writes}`);
+            if (summary.cipher) console.error(`morsels opened by ${cipherName(summary.cipher)}`);
             console.error(donorTable(summary.map, summary.donors));
             console.error(attemptsLine(summary.map, summary.connectionAttempts));
             const throttled = throttleReport(
@@ -130,3 +131,8 @@ function attemptsLine(map: DatasetMap, attempts: Map<string, number>): string {
 }
 
 const hostOf = (url: string): string => url.replace(/^https?:\/\//, '');
+
+/** How `get --stats` names what opened the morsels (benchmarks quote the line). */
+function cipherName(cipher: 'native' | 'node:crypto'): string {
+  return cipher === 'native' ? 'the AES-256-GCM addon, in place' : 'node:crypto (addon not built)';
+}
