@@ -8,9 +8,9 @@ import type { SettingsBackend } from './control-backend.js';
 import { EnrollLocal, OwnerActivity, PauseRequest, SettingsPatch } from './local-api.js';
 import { bearerMatches, isLoopbackHost } from './loopback-auth.js';
 import { DEFAULT_UI_DIR, uiFile } from './ui-files.js';
+import { DEFAULT_SETTINGS_PORT } from './settings-port.js';
 
-/** Default port of the local settings page: the morsel service's default port + 1. */
-export const DEFAULT_SETTINGS_PORT = 7402;
+export { DEFAULT_SETTINGS_PORT };
 
 export interface SettingsServerOptions {
   backend: SettingsBackend;
