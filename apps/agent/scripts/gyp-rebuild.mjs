@@ -1,5 +1,5 @@
 // `node-gyp rebuild` of one of the agent's optional addons, for the root postinstall's build
-// scripts (build-fuse.mjs, build-morsel-crypto.mjs). Never throws and never exits non-zero: a
+// scripts (build-fuse.mjs, build-data-path.mjs). Never throws and never exits non-zero: a
 // missing compiler or node-gyp only costs the feature the addon speeds up or enables.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

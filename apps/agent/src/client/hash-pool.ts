@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { morselNonce } from '@freeloader/protocol';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { morselCipherAddonPath, openInPlace } from '../native/morsel-cipher.js';
+import { nativeAddonPath } from '../native/addon.js';
+import { openInPlace } from '../native/morsel-cipher.js';
 
 /** Memory the hash workers read: a client's `MorselSlab`, or one buffer of the mount's cache. */
 export interface SharedMemory {
@@ -38,7 +39,7 @@ export const WORKER_BOOT_WAIT_MS = 2_000;
  * morsel in place (see @freeloader/protocol's morsel-seal.ts, which computes the nonce) and
  * answers `{id, digest: 'opened'}` when its tag checks, or `{id, digest: 'tag mismatch'}`: then
  * the bytes are neither the ciphertext nor trustworthy plain text, and the caller fetches the
- * morsel again (it never uses a morsel whose check failed). `ADDON` is the morsel cipher addon's
+ * morsel again (it never uses a morsel whose check failed). `ADDON` is the data-path addon's
  * path (null without it): it opens the bytes where they lie, with no output to copy back.
  */
 function workerSource(addonPath: string | undefined): string {
@@ -105,7 +106,7 @@ export class HashPool {
   /** Settles when the first worker is online, or none is left to boot. */
   private firstBoot: Promise<void> | undefined;
   private settleBoot: (() => void) | undefined;
-  private readonly addonPath = morselCipherAddonPath();
+  private readonly addonPath = nativeAddonPath();
   private readonly pending = new Map<number, Pending>();
   private readonly slabIds = new Map<SharedMemory, number>();
   /** Dataset keys copied out of whatever pool they were cut from (see `ownedKey`). */

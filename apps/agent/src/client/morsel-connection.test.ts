@@ -1,5 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { lowWaterSupported, READ_LOW_WATER_BYTES } from '../native/socket-low-water.js';
 import { MorselConnection } from './morsel-connection.js';
 
 // A raw TCP server lets each test answer byte for byte, including the broken answers.
@@ -17,10 +18,42 @@ afterEach(async () => {
   server = undefined;
 });
 
+/** GET `/x` `times` over `c`, one after another; each must answer 200 with `body`. */
+async function getTimes(c: MorselConnection, times: number, body: Buffer): Promise<void> {
+  for (let i = 0; i < times; i++) {
+    const target = Buffer.alloc(1 << 20);
+    const res = await c.get('/x', 'Bearer t', target);
+    expect(res).toMatchObject({ status: 200, length: body.length });
+    expect(target.subarray(0, res.length).equals(body)).toBe(true);
+  }
+}
+
 const ok = (body: Buffer): Buffer =>
   Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\ncontent-length: ${body.length}\r\n\r\n`), body]);
 
 describe('MorselConnection', () => {
+  it('reads a body trickled in small packets to its last byte under the low-water mark', async () => {
+    // The socket wakes the reader per READ_LOW_WATER_BYTES of body, never past the body's end:
+    // a mark left at 64 KiB for a 1,000-byte tail, or for the next answer's head, would leave
+    // those bytes unread until the stall timer failed the request (stallMs below).
+    expect(lowWaterSupported()).toBe(process.platform === 'linux');
+    const body = Buffer.alloc(READ_LOW_WATER_BYTES * 2 + 1_000);
+    for (let i = 0; i < body.length; i++) body[i] = i % 251;
+    const port = await serve((s) => {
+      const msg = ok(body);
+      let at = 0;
+      const drip = (): void => {
+        if (s.destroyed || at >= msg.length) return;
+        s.write(msg.subarray(at, (at += 9_000)));
+        setTimeout(drip, 2);
+      };
+      drip();
+    });
+    const c = new MorselConnection('127.0.0.1', port, 'h', 1_500);
+    await getTimes(c, 2, body);
+    c.destroy();
+  });
+
   it('reads bodies split across packets and reuses the connection', async () => {
     const body = Buffer.alloc(300_000, 7);
     let sockets = 0;
@@ -32,12 +65,7 @@ describe('MorselConnection', () => {
     });
     server!.on('connection', () => sockets++);
     const c = new MorselConnection('127.0.0.1', port, 'h', 2000);
-    for (let i = 0; i < 3; i++) {
-      const target = Buffer.alloc(1 << 20);
-      const res = await c.get('/x', 'Bearer t', target);
-      expect(res).toMatchObject({ status: 200, length: body.length });
-      expect(target.subarray(0, res.length).equals(body)).toBe(true);
-    }
+    await getTimes(c, 3, body);
     expect(sockets).toBe(1);
     c.destroy();
   });

@@ -7,6 +7,7 @@ import {
   MAX_RESPONSE_HEAD_BYTES,
   parseResponseHead,
 } from '@freeloader/protocol/wire';
+import { READ_LOW_WATER_BYTES, setLowWater } from '../native/socket-low-water.js';
 
 export interface MorselResponse {
   status: number;
@@ -41,6 +42,10 @@ export class MorselConnection {
   private readonly queue: InFlight[] = [];
   /** Fires when the oldest request has seen no byte for `stallMs`. */
   private stallTimer: NodeJS.Timeout | null = null;
+  /** The socket's receive low-water mark as last set (1: woken for every byte, the default). */
+  private lowWater = 1;
+  /** False once setting the mark failed: this process or socket cannot, so stop asking. */
+  private tunesLowWater = true;
   closed = false;
 
   constructor(
@@ -129,7 +134,22 @@ export class MorselConnection {
       );
     });
     this.socket = socket;
+    this.lowWater = 1;
     return socket;
+  }
+
+  /**
+   * Wake for a body's bytes in steps of {@link READ_LOW_WATER_BYTES} (never more than the body
+   * has left, so its last bytes are read as they come), and for every byte of a head.
+   */
+  private tuneLowWater(): void {
+    if (!this.tunesLowWater || !this.socket) return;
+    const req = this.queue[0];
+    const left = req && req.status === 200 ? req.contentLength - req.received : 0;
+    const want = Math.max(1, Math.min(READ_LOW_WATER_BYTES, left));
+    if (want === this.lowWater) return;
+    if (setLowWater(this.socket, want)) this.lowWater = want;
+    else this.tunesLowWater = false;
   }
 
   /** Where the next socket read lands: the rest of the current 200 body, else null. */
@@ -147,6 +167,7 @@ export class MorselConnection {
     this.armStallTimer();
     req.received += n;
     if (req.received === req.contentLength) this.complete(req);
+    this.tuneLowWater();
     return true;
   }
 
@@ -167,6 +188,7 @@ export class MorselConnection {
       if (rest === null) return false;
       chunk = rest;
     }
+    this.tuneLowWater();
     return true;
   }
 

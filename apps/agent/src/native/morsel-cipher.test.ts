@@ -24,11 +24,7 @@ describe('morsel cipher (AES-256-GCM in place)', () => {
     } catch {
       compiler = false;
     }
-    if (
-      process.platform === 'linux' &&
-      compiler &&
-      process.env.FREELOADER_NATIVE_CRYPTO !== 'off'
-    ) {
+    if (process.platform === 'linux' && compiler && process.env.FREELOADER_NATIVE !== 'off') {
       expect(morselCipherKind()).toBe('native');
     }
   });

@@ -134,5 +134,7 @@ const hostOf = (url: string): string => url.replace(/^https?:\/\//, '');
 
 /** How `get --stats` names what opened the morsels (benchmarks quote the line). */
 function cipherName(cipher: 'native' | 'node:crypto'): string {
-  return cipher === 'native' ? 'the AES-256-GCM addon, in place' : 'node:crypto (addon not built)';
+  return cipher === 'native'
+    ? 'the data-path addon (AES-256-GCM in place)'
+    : 'node:crypto (addon not built)';
 }

@@ -1,8 +1,8 @@
 {
   "targets": [
     {
-      "target_name": "morsel_crypto",
-      "sources": ["morsel_crypto.c"],
+      "target_name": "data_path",
+      "sources": ["addon.c", "morsel_cipher.c", "socket_low_water.c"],
       "cflags": ["-O2", "-Wall", "-Wextra"],
       "xcode_settings": { "OTHER_CFLAGS": ["-O2"] }
     }

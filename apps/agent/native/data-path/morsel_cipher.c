@@ -12,8 +12,9 @@
  * Every argument is a Uint8Array (a Buffer, or a view of a SharedArrayBuffer).
  */
 #include <limits.h>
-#include <node_api.h>
 #include <openssl/evp.h>
+
+#include "data_path.h"
 
 #define KEY_BYTES 32
 #define NONCE_BYTES 12
@@ -30,11 +31,6 @@ static int bytes_of(napi_env env, napi_value v, unsigned char **data, size_t *le
   *data = base;
   *length = count;
   return 1;
-}
-
-static napi_value fail(napi_env env, const char *message) {
-  napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", message);
-  return NULL;
 }
 
 /* Parses the five arguments both calls take; 0 after throwing. */
@@ -93,7 +89,7 @@ static int run(int encrypt, const unsigned char *key, const unsigned char *nonce
   return ok;
 }
 
-static napi_value open_morsel(napi_env env, napi_callback_info info) {
+napi_value open_morsel(napi_env env, napi_callback_info info) {
   unsigned char *key, *nonce, *aad, *data, *tag;
   size_t aad_length, data_length;
   if (!args_of(env, info, &key, &nonce, &aad, &aad_length, &data, &data_length, &tag)) return NULL;
@@ -102,7 +98,7 @@ static napi_value open_morsel(napi_env env, napi_callback_info info) {
   return result;
 }
 
-static napi_value seal_morsel(napi_env env, napi_callback_info info) {
+napi_value seal_morsel(napi_env env, napi_callback_info info) {
   unsigned char *key, *nonce, *aad, *data, *tag;
   size_t aad_length, data_length;
   if (!args_of(env, info, &key, &nonce, &aad, &aad_length, &data, &data_length, &tag)) return NULL;
@@ -112,11 +108,3 @@ static napi_value seal_morsel(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-NAPI_MODULE_INIT() {
-  napi_property_descriptor props[] = {
-      {"open", NULL, open_morsel, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"seal", NULL, seal_morsel, NULL, NULL, NULL, napi_enumerable, NULL},
-  };
-  if (napi_define_properties(env, exports, 2, props) != napi_ok) return NULL;
-  return exports;
-}
