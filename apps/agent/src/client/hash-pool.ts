@@ -3,7 +3,7 @@ import { morselNonce } from '@freeloader/protocol';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { nativeAddonPath } from '../native/addon.js';
-import { openInPlace } from '../native/morsel-cipher.js';
+import { morselCipherKind, openInPlace } from '../native/morsel-cipher.js';
 
 /** Memory the hash workers read: a client's `MorselSlab`, or one buffer of the mount's cache. */
 export interface SharedMemory {
@@ -131,7 +131,7 @@ export class HashPool {
 
   /** Which cipher opens morsels on the workers (and inline): the addon, or node:crypto. */
   get cipher(): 'native' | 'node:crypto' {
-    return this.addonPath ? 'native' : 'node:crypto';
+    return morselCipherKind();
   }
 
   /**

@@ -3,8 +3,7 @@ import { nativeAddon } from './addon.js';
 
 /**
  * AES-256-GCM of a morsel in place (issue 19): the agent's native addon (`addon.ts`) when it is
- * built, else
- * node:crypto through @freeloader/protocol's `sealMorsel`/`openMorsel` (same nonce, AAD and tag,
+ * built, else node:crypto through @freeloader/protocol's `sealMorsel`/`openMorsel` (same nonce, AAD and tag,
  * so either side opens what the other sealed).
  *
  * Why native: node:crypto has no in-place cipher. Every `update()` returns a fresh output the
