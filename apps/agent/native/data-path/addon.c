@@ -12,7 +12,9 @@ NAPI_MODULE_INIT() {
       {"seal", NULL, seal_morsel, NULL, NULL, NULL, napi_enumerable, NULL},
       {"setLowWater", NULL, set_low_water, NULL, NULL, NULL, napi_enumerable, NULL},
       {"getLowWater", NULL, get_low_water, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"sendFile", NULL, send_file, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"waitWritable", NULL, wait_writable, NULL, NULL, NULL, napi_enumerable, NULL},
   };
-  if (napi_define_properties(env, exports, 4, props) != napi_ok) return NULL;
+  if (napi_define_properties(env, exports, 6, props) != napi_ok) return NULL;
   return exports;
 }

@@ -10,5 +10,7 @@ napi_value open_morsel(napi_env env, napi_callback_info info);
 napi_value seal_morsel(napi_env env, napi_callback_info info);
 napi_value set_low_water(napi_env env, napi_callback_info info);
 napi_value get_low_water(napi_env env, napi_callback_info info);
+napi_value send_file(napi_env env, napi_callback_info info);
+napi_value wait_writable(napi_env env, napi_callback_info info);
 
 #endif

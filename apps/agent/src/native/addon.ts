@@ -29,6 +29,22 @@ export interface NativeAddon {
   setLowWater(fd: number, bytes: number): boolean;
   /** The socket's `SO_RCVLOWAT`; -1 when it cannot be read. */
   getLowWater(fd: number): number;
+  /**
+   * Send what is left of `head` + the file's [position, position + length) from byte `sent` on,
+   * in a pool thread, until done or the socket is full; `callback(errno, sent)`. Absent from
+   * addons built before it (a stale build): callers check.
+   */
+  sendFile?: (
+    sockFd: number,
+    head: Buffer,
+    fileFd: number,
+    position: number,
+    length: number,
+    sent: number,
+    callback: (errno: number, sent: number) => void,
+  ) => void;
+  /** `callback(0)` once the socket is writable, `1` after `timeoutMs`, a libuv error (< 0). */
+  waitWritable?: (sockFd: number, timeoutMs: number, callback: (status: number) => void) => void;
 }
 
 /** Where the addon is once built (the same path from `src/` and from `dist/`). */

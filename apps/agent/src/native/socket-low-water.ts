@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import { nativeAddon } from './addon.js';
+import { descriptorOf } from './socket-descriptor.js';
 
 /**
  * Bytes a morsel body's socket gathers before the reader is woken (`SO_RCVLOWAT`), while at least
@@ -39,11 +40,4 @@ export function lowWaterOf(socket: Socket): number | undefined {
   const fd = descriptorOf(socket);
   const value = addon && fd !== undefined ? addon.getLowWater(fd) : -1;
   return value < 0 ? undefined : value;
-}
-
-/** A connected TCP socket's file descriptor on Linux (Node has no public accessor for it). */
-function descriptorOf(socket: Socket): number | undefined {
-  if (process.platform !== 'linux') return undefined;
-  const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
-  return typeof fd === 'number' && fd >= 0 ? fd : undefined;
 }

@@ -4,7 +4,13 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSigningKeys, MIN_MORSEL_SIZE, signCapability } from '@freeloader/protocol';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sendFileSupported } from '../native/send-file.js';
+import { FsStore } from '../store/fs-store.js';
 import { MemoryStore } from '../store/memory-store.js';
+import type { MorselStore } from '../store/store.js';
 import { installLeanMorselPath } from './lean-morsel-path.js';
 import { testPace, type TestGovernorState } from './test-pace.js';
 import { buildMorselService, listenMorselService } from './morsel-service.js';
@@ -72,15 +78,47 @@ class RawClient {
 const get = (index: number, token = cap()) =>
   `GET /v1/morsels/${ds}/${index} HTTP/1.1\r\nHost: donor\r\nAuthorization: Bearer ${token}\r\n\r\n`;
 
-describe('lean morsel path', () => {
-  const store = new MemoryStore();
+/** The two kinds of store a donor can have: bodies from memory, and from files (sendfile). */
+const stores: Array<[string, () => Promise<{ store: MorselStore; dispose: () => Promise<void> }>]> =
+  [
+    ['from memory', async () => ({ store: new MemoryStore(), dispose: async () => {} })],
+    [
+      'from files',
+      async () => {
+        const dir = await mkdtemp(join(tmpdir(), 'fl-lean-'));
+        const store = await FsStore.open(dir);
+        return {
+          store,
+          dispose: async () => {
+            await store.close();
+            await rm(dir, { recursive: true, force: true });
+          },
+        };
+      },
+    ],
+  ];
+
+describe.each(stores)('lean morsel path, bodies %s', (kind, makeStore) => {
+  let store: MorselStore;
+  let dispose: () => Promise<void>;
   const morsels = [0, 1, 2].map(() => randomBytes(MIN_MORSEL_SIZE));
   let app: FastifyInstance;
   let base: string;
   let served = 0;
+  let lent = 0;
   let governor: TestGovernorState = 'idle';
+  /** Bodies sent from the store's file when this machine can (the addon on Linux). */
+  const inPlace = kind === 'from files' && sendFileSupported();
 
   beforeAll(async () => {
+    ({ store, dispose } = await makeStore());
+    const locate = store.locate?.bind(store);
+    if (locate) {
+      store.locate = (d, i) => {
+        lent++;
+        return locate(d, i);
+      };
+    }
     await store.create(ds, { morselSize: MIN_MORSEL_SIZE });
     for (const [i, m] of morsels.entries()) await store.put(ds, i, m);
     app = buildMorselService({
@@ -94,11 +132,13 @@ describe('lean morsel path', () => {
   });
   afterAll(async () => {
     await app.close();
+    await dispose();
   });
 
   it('answers pipelined GETs in order, split anywhere, with hash and length', async () => {
     const c = await RawClient.open(base);
     const before = served;
+    const lentBefore = lent;
     const bytes = Buffer.from(get(2) + get(0) + get(1));
     // Heads cut mid-line and mid-terminator still parse.
     const cuts = [0, 7, 40, get(2).length - 2, get(2).length + 1, bytes.length];
@@ -115,6 +155,27 @@ describe('lean morsel path', () => {
       expect(r.headers['keep-alive']).toBeUndefined();
     }
     expect(served - before).toBe(3 * MIN_MORSEL_SIZE);
+    expect(lent - lentBefore).toBe(inPlace ? 3 : 0);
+    c.socket.destroy();
+  });
+
+  it('answers many pipelined 1 MiB GETs to a reader that starts late, in order', async () => {
+    const big = randomUUID();
+    await store.create(big, { morselSize: 1 << 20 });
+    const bodies = Array.from({ length: 12 }, () => randomBytes(1 << 20));
+    for (const [i, b] of bodies.entries()) await store.put(big, i, b);
+    const c = await RawClient.open(base);
+    c.socket.pause();
+    const order = [3, 0, 11, 5, 5, 1, 2, 4, 6, 7, 8, 9, 10];
+    c.socket.write(order.map((i) => get(i, cap(big)).replace(ds, big)).join(''));
+    // The donor fills the socket's buffers and waits; then the reader takes everything.
+    await new Promise((r) => setTimeout(r, 200));
+    c.socket.resume();
+    for (const i of order) {
+      const r = await c.response();
+      expect(r.status).toBe(200);
+      expect(r.body.equals(bodies[i]!)).toBe(true);
+    }
     c.socket.destroy();
   });
 

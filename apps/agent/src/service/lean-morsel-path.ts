@@ -1,17 +1,24 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { morselResponseHead, parseMorselGet } from '@freeloader/protocol/wire';
+import { sendFileSpan, type FileSpan } from '../native/send-file.js';
 
 /** Largest request head the lean path reads (bytes); a longer one goes to node:http (431). */
 const MAX_HEAD_BYTES = 16 * 1024;
+/**
+ * Unanswered request bytes a connection holds before it stops reading (bytes): a client pipelines
+ * a few heads of ~200 bytes each, so this only bites a client that floods.
+ */
+const MAX_PENDING_BYTES = 64 * 1024;
 const HEAD_END = Buffer.from('\r\n\r\n');
 
-/** A morsel the lean path may send as is; `release` once the socket is done with `data`. */
-export interface LeanMorsel {
-  data: Buffer;
-  sha256: string;
-  release: () => void;
-}
+/**
+ * A morsel the lean path may send as is: its bytes in memory (`data`) or in a file (`span`, sent
+ * with sendfile: see native/send-file.ts); `release` once the socket is done with them.
+ */
+export type LeanMorsel = { sha256: string; release: () => void } & (
+  { data: Buffer; span?: undefined } | { span: FileSpan; data?: undefined }
+);
 
 /**
  * Answers a morsel GET (`MORSEL_ROUTE`) on the lean path, or resolves undefined to have the
@@ -79,6 +86,10 @@ export function installLeanMorselPath(
 class LeanConnection {
   /** Bytes received and not yet answered. */
   private pending: Buffer | null = null;
+  /** Reading stopped for MAX_PENDING_BYTES; resumed once answers have used them up. */
+  private flooded = false;
+  /** The last in-memory body's write, until the socket has taken it all (sendfile waits on it). */
+  private written: Promise<void> | null = null;
   private busy = false;
   private closing = false;
   /** The client half-closed: answer what came, then close our side (as node:http does). */
@@ -111,6 +122,10 @@ class LeanConnection {
 
   private received(chunk: Buffer): void {
     this.pending = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+    if (this.pending.length > MAX_PENDING_BYTES && !this.socket.isPaused()) {
+      this.socket.pause();
+      this.flooded = true;
+    }
     if (!this.busy) {
       // Nothing here may take the daemon down: a connection that breaks our assumptions is
       // dropped (its client retries elsewhere).
@@ -136,7 +151,12 @@ class LeanConnection {
       if (!morsel) return this.giveUp();
       const rest = end + HEAD_END.length;
       this.pending = rest < this.pending.length ? this.pending.subarray(rest) : null;
-      this.send(morsel);
+      if (this.flooded && (this.pending?.length ?? 0) <= MAX_PENDING_BYTES) {
+        this.flooded = false;
+        this.socket.resume();
+      }
+      if (morsel.span) await this.sendSpan(morsel, morsel.span);
+      else this.send(morsel, morsel.data);
       if (this.socket.writableNeedDrain) await this.drained();
     }
     this.busy = false;
@@ -149,13 +169,33 @@ class LeanConnection {
     else if (this.ended && !this.socket.destroyed) this.socket.end();
   }
 
-  private send({ data, sha256, release }: LeanMorsel): void {
+  private send({ sha256, release }: LeanMorsel, data: Buffer): void {
     const head = morselResponseHead(data.length, sha256, httpDate());
     // One writev: head and body leave in the same segment train.
     this.socket.cork();
     this.socket.write(head, 'latin1');
-    this.socket.write(data, () => release());
+    this.written = new Promise((resolve) =>
+      this.socket.write(data, () => {
+        release();
+        resolve();
+      }),
+    );
     this.socket.uncork();
+  }
+
+  /** Head and body from the file, past Node's stream (which must have nothing queued). */
+  private async sendSpan({ sha256, release }: LeanMorsel, span: FileSpan): Promise<void> {
+    try {
+      if (this.written) await this.written;
+      this.written = null;
+      const head = Buffer.from(morselResponseHead(span.length, sha256, httpDate()), 'latin1');
+      await sendFileSpan(this.socket, head, span);
+    } catch {
+      // Half an answer cannot be taken back: the client sees the connection end and retries.
+      this.socket.destroy();
+    } finally {
+      release();
+    }
   }
 
   /** Until the socket takes more, read no further requests (a slow client bounds our memory). */

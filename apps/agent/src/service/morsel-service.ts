@@ -28,6 +28,7 @@ import { CapabilityGuard, capabilityFrom } from './capability-guard.js';
 import { BufferPool } from './buffer-pool.js';
 import { installErrorHandler } from './error-handler.js';
 import { installLeanMorselPath, type LeanMorsel } from './lean-morsel-path.js';
+import { sendFileSupported } from '../native/send-file.js';
 
 /** Idle keep-alive of the listener: longer than typical client pools' idle timeouts (60 s). */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
@@ -87,17 +88,22 @@ export function buildMorselService(opts: MorselServiceOptions): FastifyInstance 
     return size;
   };
   const guard = new CapabilityGuard(opts);
-  /** A morsel `token` may read, in a pooled buffer that `release` gives back; throws otherwise. */
-  const readMorsel = async (
-    token: string | undefined,
-    dataset: string,
-    index: number,
-  ): Promise<LeanMorsel> => {
+  /** Check that `token` may read; a repair's read waits its turn. Resolves the morsel size. */
+  const admitRead = async (token: string | undefined, dataset: string): Promise<number> => {
     const sub = guard.check(token, dataset, 'read');
     const size = await morselSizeOf(dataset);
     if (isRepairSubject(sub))
       await opts.foreground?.background(size, undefined, REPAIR_YIELD_MAX_HOLD_MS);
     else opts.foreground?.noteForeground();
+    return size;
+  };
+  /** A morsel `token` may read, in a pooled buffer that `release` gives back; throws otherwise. */
+  const readMorsel = async (
+    token: string | undefined,
+    dataset: string,
+    index: number,
+  ): Promise<LeanMorsel & { data: Buffer }> => {
+    const size = await admitRead(token, dataset);
     const buf = buffers.take(size);
     try {
       const { data, sha256 } = await store.get(dataset, index, buf);
@@ -144,22 +150,32 @@ export function buildMorselService(opts: MorselServiceOptions): FastifyInstance 
     },
   );
 
-  // Plain morsel GETs (all a reading client sends) skip node:http and Fastify altogether.
+  // Plain morsel GETs (all a reading client sends) skip node:http and Fastify altogether, and
+  // their bodies go from the store's file to the socket without passing through JavaScript.
+  const lendMorsel = store.locate && sendFileSupported() ? store.locate.bind(store) : undefined;
   const lean = installLeanMorselPath(
     app.server,
     async (dataset, index, authorization) => {
-      let morsel: LeanMorsel | undefined;
+      let morsel: (LeanMorsel & { data: Buffer }) | undefined;
       try {
-        morsel = await readMorsel(capabilityFrom(authorization, undefined), dataset, index);
-        const body = opts.pace ? opts.pace(morsel.data) : morsel.data;
-        if (body !== morsel.data) {
+        const token = capabilityFrom(authorization, undefined);
+        if (lendMorsel && unpacedNow(opts.pace)) {
+          await admitRead(token, dataset);
+          const { sha256, release, ...span } = await lendMorsel(dataset, index);
+          onServed?.(span.length);
+          return { span, sha256, release };
+        }
+        const read = await readMorsel(token, dataset, index);
+        morsel = read;
+        const body = opts.pace ? opts.pace(read.data) : read.data;
+        if (body !== read.data) {
           // Paced: the route sends it (this stream may have taken a slice's tokens already).
           (body as Readable).destroy();
-          morsel.release();
+          read.release();
           return undefined;
         }
-        onServed?.(morsel.data.length);
-        return morsel;
+        onServed?.(read.data.length);
+        return read;
       } catch {
         // The route answers again, with the full service's error.
         morsel?.release();
@@ -276,4 +292,17 @@ export async function listenMorselService(
   const addr = app.server.address() as AddressInfo;
   const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   return `http://${shown}:${addr.port}`;
+}
+
+const NOTHING = Buffer.alloc(0);
+/**
+ * Whether the serving governor lets a body go out unpaced right now (throws, as `pace` does,
+ * while donating is paused). A paced body must pass through JavaScript to be paced.
+ */
+function unpacedNow(pace: MorselServiceOptions['pace']): boolean {
+  if (!pace) return true;
+  const body = pace(NOTHING);
+  if (body === NOTHING) return true;
+  (body as Readable).destroy();
+  return false;
 }

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { readSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_MORSELS_PER_DATASET, MIN_MORSEL_SIZE } from '@freeloader/protocol';
 import type { MorselStore } from './store.js';
@@ -92,6 +93,31 @@ export function runStoreConformance(
       expect(got.data.buffer).toBe(into.buffer);
       expect(Buffer.compare(got.data, data)).toBe(0);
       expect(Buffer.compare(into.subarray(0, 300), data)).toBe(0);
+    });
+
+    it('lends a morsel in place (locate) whose bytes stay put until released', async () => {
+      const [store, id] = await withDataset();
+      if (!store.locate) return; // a store that does not keep morsels in files
+      const data = bytes(300);
+      await store.put(id, 5, data);
+      const span = await store.locate(id, 5);
+      expect(span).toMatchObject({ length: 300, sha256: sha(data) });
+      // Freed and overwritten while lent: the lent bytes are not touched.
+      await store.free(id, 5);
+      const other = bytes(MS);
+      await store.put(id, 5, other);
+      await store.put(id, 6, other);
+      const lent = Buffer.alloc(300);
+      expect(readSync(span.fd, lent, 0, 300, span.position)).toBe(300);
+      expect(Buffer.compare(lent, data)).toBe(0);
+      span.release();
+      span.release(); // a second release is harmless
+      const again = await store.locate(id, 5);
+      const now = Buffer.alloc(MS);
+      readSync(again.fd, now, 0, MS, again.position);
+      again.release();
+      expect(Buffer.compare(now, other)).toBe(0);
+      await expect(store.locate(id, 9)).rejects.toMatchObject({ code: 'MORSEL_NOT_FOUND' });
     });
 
     it('accepts a correct expected hash in either case', async () => {

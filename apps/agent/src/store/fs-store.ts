@@ -1,4 +1,4 @@
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FreeLoaderError } from '@freeloader/protocol';
 import { diskFreeBytes } from './disk-space.js';
@@ -20,6 +20,7 @@ import type {
   MorselStore,
   StoredDataset,
   LostMorsel,
+  MorselSpan,
   StoredDatasetStat,
   StoreUsage,
 } from './store.js';
@@ -192,31 +193,64 @@ export class FsStore implements MorselStore {
     index: number,
     into?: Buffer,
   ): Promise<{ data: Buffer; sha256: string }> {
+    const lent = await this.lend(datasetId, index);
+    try {
+      const { length, position, sha256 } = lent;
+      if (into && into.length < length) {
+        throw new FreeLoaderError('VALIDATION_FAILED', `buffer too small for morsel ${index}`);
+      }
+      const data = into ? into.subarray(0, length) : Buffer.allocUnsafe(length);
+      if ((await readFully(lent.fh, data, position)) !== length) {
+        throw new FreeLoaderError(
+          'INTERNAL',
+          `data file of ${datasetId} is shorter than its index`,
+        );
+      }
+      return { data, sha256 };
+    } finally {
+      lent.release();
+    }
+  }
+
+  async locate(datasetId: string, index: number): Promise<MorselSpan> {
+    const { fh, ...span } = await this.lend(datasetId, index);
+    return { fd: fh.fd, ...span };
+  }
+
+  /**
+   * Morsel `index`'s place and an open handle to its data file; its slot is kept from reuse (a
+   * free or re-put meanwhile takes another slot) and the handle open until `release`.
+   */
+  private async lend(
+    datasetId: string,
+    index: number,
+  ): Promise<Omit<MorselSpan, 'fd'> & { fh: FileHandle }> {
     assertDatasetId(datasetId);
     assertIndex(index);
     const ds = this.dataset(datasetId);
     const entry = ds.table.entries.get(index);
     if (!entry) throw morselNotFound(datasetId, index);
     ds.table.startRead(entry.slot);
-    let lease: HandleLease | undefined;
+    let lease: HandleLease;
     try {
       lease = await this.handles.acquire(ds.paths.data);
-      if (into && into.length < entry.length) {
-        throw new FreeLoaderError('VALIDATION_FAILED', `buffer too small for morsel ${index}`);
-      }
-      const data = into ? into.subarray(0, entry.length) : Buffer.allocUnsafe(entry.length);
-      const got = await readFully(lease.fh, data, entry.slot * ds.morselSize);
-      if (got !== entry.length) {
-        throw new FreeLoaderError(
-          'INTERNAL',
-          `data file of ${datasetId} is shorter than its index`,
-        );
-      }
-      return { data, sha256: entry.sha256 };
-    } finally {
-      lease?.release();
+    } catch (e) {
       ds.table.endRead(entry.slot);
+      throw e;
     }
+    let released = false;
+    return {
+      fh: lease.fh,
+      position: entry.slot * ds.morselSize,
+      length: entry.length,
+      sha256: entry.sha256,
+      release: () => {
+        if (released) return;
+        released = true;
+        lease.release();
+        ds.table.endRead(entry.slot);
+      },
+    };
   }
 
   async verify(datasetId: string, index: number): Promise<boolean> {

@@ -2,6 +2,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { MIN_MORSEL_SIZE } from '@freeloader/protocol';
 import { corruptHeldBuffer, runStoreConformance } from './conformance.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { flipByte } from '../test/damage.js';
+import { FsStore } from './fs-store.js';
 import { MemoryStore } from './memory-store.js';
 import { READER_MAP_LIFETIME_MS, RetiringStore } from './retiring-store.js';
 
@@ -10,6 +15,21 @@ runStoreConformance('RetiringStore over MemoryStore', async (opts) => {
   const inner = new MemoryStore(opts);
   const store = new RetiringStore(inner);
   return { store, dispose: () => store.close(), corruptOnlyMorsel: corruptHeldBuffer(inner) };
+});
+
+// …and over a store that keeps morsels in files, it lends them in place as that store does.
+runStoreConformance('RetiringStore over FsStore', async (opts) => {
+  const dir = await mkdtemp(join(tmpdir(), 'fl-retiring-'));
+  const inner = await FsStore.open(dir, opts);
+  const store = new RetiringStore(inner);
+  return {
+    store,
+    dispose: async () => {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+    corruptOnlyMorsel: async (id) => flipByte(join(dir, 'datasets', `${id}.data`), 0),
+  };
 });
 
 const MS = MIN_MORSEL_SIZE;

@@ -142,6 +142,11 @@ export class RetiringStore implements MorselStore {
     return this.inner.get(datasetId, index, into);
   }
 
+  /** The inner store's, when it has one (retired copies are never served). */
+  get locate(): MorselStore['locate'] {
+    return this.inner.locate?.bind(this.inner);
+  }
+
   verify(datasetId: string, index: number): Promise<boolean> {
     return this.inner.verify(datasetId, index);
   }

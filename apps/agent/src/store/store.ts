@@ -52,6 +52,18 @@ export interface CreateDatasetOptions {
   planned?: readonly number[];
 }
 
+/** A held morsel's bytes in an open file, lent by {@link MorselStore.locate}. */
+export interface MorselSpan {
+  fd: number;
+  /** Byte offset of the morsel in the file. */
+  position: number;
+  length: number;
+  /** The hash recorded at put time. */
+  sha256: string;
+  /** Exactly once, when done with the descriptor (it may be closed and reused after). */
+  release: () => void;
+}
+
 export interface MorselStore {
   /**
    * new: declare a dataset. Idempotent for the same morselSize; a different morselSize for an
@@ -77,6 +89,12 @@ export interface MorselStore {
    * read. Throws MORSEL_NOT_FOUND / DATASET_NOT_FOUND.
    */
   get(datasetId: string, index: number, into?: Buffer): Promise<{ data: Buffer; sha256: string }>;
+  /**
+   * locate (only stores that keep morsels in files): where morsel `index`'s bytes are, in a file
+   * descriptor kept open and a slot kept from reuse until `release()`, so a server can send them
+   * (sendfile) without reading them into memory. The bytes are what get returns. Throws as get.
+   */
+  locate?(datasetId: string, index: number): Promise<MorselSpan>;
   /**
    * verify: read morsel `index` back and re-hash it (the scrub). False when the bytes no longer
    * match the hash recorded at put time or cannot be read whole; the caller decides what to do
