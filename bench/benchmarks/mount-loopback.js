@@ -62,7 +62,12 @@ export default {
         log: ctx.log,
       });
       const cli = cluster.cli;
-      await cli(['import', web.url(ds.name), '--name', NAME, '--width', '4', '--wait'], 600_000);
+      // BENCH_MOUNT_CLEAR=1 imports in clear: what the default encryption costs the mount.
+      const clear = process.env.BENCH_MOUNT_CLEAR === '1' ? ['--no-encrypt'] : [];
+      await cli(
+        ['import', web.url(ds.name), '--name', NAME, '--width', '4', ...clear, '--wait'],
+        600_000,
+      );
       // The comparison row; a failing `get` must not hide the mount's numbers.
       const get = await getToNull(cli, NAME, reps).catch((e) => {
         ctx.log(`freeloader get failed, no comparison row: ${e instanceof Error ? e.message : e}`);
