@@ -3,8 +3,8 @@ import { nativeAddon } from './addon.js';
 
 /**
  * AES-256-GCM of a morsel in place (issue 19): the agent's native addon (`addon.ts`) when it is
- * built, else node:crypto through @freeloader/protocol's `sealMorsel`/`openMorsel` (same nonce, AAD and tag,
- * so either side opens what the other sealed).
+ * built, else node:crypto through @freeloader/protocol's `sealMorsel`/`openMorsel` (same nonce,
+ * AAD and tag, so either side opens what the other sealed).
  *
  * Why native: node:crypto has no in-place cipher. Every `update()` returns a fresh output the
  * size of its input, which is then copied back: on the AMD VM of issue 19 (page faults are dear

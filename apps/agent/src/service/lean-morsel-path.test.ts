@@ -179,6 +179,22 @@ describe.each(stores)('lean morsel path, bodies %s', (kind, makeStore) => {
     c.socket.destroy();
   });
 
+  it('hands a flooded connection to the full service still reading', async () => {
+    // More unanswered requests than a connection holds before it stops reading, with one that
+    // goes to node:http while reading is stopped: node:http must still get the rest.
+    const c = await RawClient.open(base);
+    const flood = get(2).repeat(250);
+    expect(flood.length).toBeGreaterThan(64 * 1024);
+    c.socket.write(get(0) + get(1, 'nope') + flood);
+    expect((await c.response()).status).toBe(200);
+    expect((await c.response()).status).toBe(403);
+    for (let i = 0; i < 250; i++) {
+      const r = await c.response();
+      expect([r.status, r.body.equals(morsels[2]!)]).toEqual([200, true]);
+    }
+    c.socket.destroy();
+  });
+
   it('hands the connection to the full service at the first request it does not take', async () => {
     const c = await RawClient.open(base);
     // Good, bad capability, HEAD, good: answered in order, the last ones by Fastify.

@@ -222,8 +222,14 @@ class LeanConnection {
     this.socket.off('timeout', this.onIdle);
     const rest = this.pending;
     this.pending = null;
-    if (this.closing) this.socket.destroy();
-    else this.handOff(rest);
+    if (this.closing) return void this.socket.destroy();
+    this.handOff(rest);
+    // Stopped reading for a flood of requests: node:http reads the rest (its own listeners are
+    // on now, so nothing flows past them).
+    if (this.flooded) {
+      this.flooded = false;
+      this.socket.resume();
+    }
   }
 }
 
