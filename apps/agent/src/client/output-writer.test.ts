@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { MorselSlab } from './morsel-slab.js';
 import {
   DIRECT_WRITE_MIN_BYTES,
   DIRECT_WRITES_IN_FLIGHT,
+  DIRECT_WRITES_QUEUED,
   OutputWriter,
   whyNotDirect,
 } from './output-writer.js';
@@ -77,6 +79,24 @@ describe('OutputWriter on this machine (Linux, ext4 on a virtio disk)', () => {
     }
   });
 
+  it('makes a direct write on the calling thread while its budget lasts: done when write() returns', async () => {
+    const path = join(dir, 'inline.bin');
+    const fh = await open(path, 'w');
+    const slab = new MorselSlab(1, MiB);
+    try {
+      await fh.truncate(MiB);
+      const out = await OutputWriter.open(fh, DIRECT_WRITE_MIN_BYTES, (p) => slab.align(p));
+      const written = out.write(await filledSlot(slab, 9), 0);
+      // No await yet: a write handed to the pool would not have reached the file.
+      expect(readFileSync(path).equals(Buffer.alloc(MiB, 9))).toBe(true);
+      await written;
+      expect(out.mode).toBe('direct I/O');
+      await out.close();
+    } finally {
+      await fh.close().catch(() => undefined);
+    }
+  });
+
   it('falls back to the page cache for good when the disk refuses a buffer, losing nothing', async () => {
     const path = join(dir, 'refused.bin');
     const fh = await open(path, 'w');
@@ -98,18 +118,33 @@ describe('OutputWriter on this machine (Linux, ext4 on a virtio disk)', () => {
     }
   });
 
-  it('sends a morsel through the page cache while DIRECT_WRITES_IN_FLIGHT direct writes are out', async () => {
-    const path = join(dir, 'overflow.bin');
+  it.each<[string, number, number, number]>([
+    // [case, queue, morsels written at once, of which through the page cache], pool writes
+    ['no line: the morsel past DIRECT_WRITES_IN_FLIGHT goes to the page cache', 0, 1, 1],
+    ['a line of one: the second morsel past them', 1, 2, 1],
+    ['the default line: a burst of 12 waits for the disk', DIRECT_WRITES_QUEUED, 12, 0],
+  ])('%s', async (_, queue, extra, cached) => {
+    const path = join(dir, `queue-${queue}.bin`);
     const fh = await open(path, 'w');
-    const slab = new MorselSlab(DIRECT_WRITES_IN_FLIGHT + 1, MiB);
+    const n = DIRECT_WRITES_IN_FLIGHT + extra;
+    const slab = new MorselSlab(n, MiB);
     try {
-      const out = await OutputWriter.open(fh, DIRECT_WRITE_MIN_BYTES, (p) => slab.align(p));
+      const out = await OutputWriter.open(
+        fh,
+        DIRECT_WRITE_MIN_BYTES,
+        (p) => slab.align(p),
+        true,
+        // Off the calling thread, so the pool's slots and line are what is tested.
+        { inline: false, queue },
+      );
       const slots = [];
-      for (let i = 0; i <= DIRECT_WRITES_IN_FLIGHT; i++) slots.push(await filledSlot(slab, i + 1));
+      for (let i = 0; i < n; i++) slots.push(await filledSlot(slab, i + 1));
       await Promise.all(slots.map((b, i) => out.write(b, i * MiB)));
-      const share = Math.round((100 * DIRECT_WRITES_IN_FLIGHT) / (DIRECT_WRITES_IN_FLIGHT + 1));
+      const share = Math.round((100 * (n - cached)) / n);
       expect(out.mode).toBe(
-        `direct I/O for ${share} % of the bytes, the rest through the page cache while the disk was busy`,
+        cached === 0
+          ? 'direct I/O'
+          : `direct I/O for ${share} % of the bytes, the rest through the page cache while the disk was busy`,
       );
       await out.close();
       await fh.close();

@@ -1,6 +1,8 @@
+import { writeSync } from 'node:fs';
 import { constants, open, type FileHandle } from 'node:fs/promises';
 import { MiB } from '@freeloader/protocol';
 import { DirectWritePace } from './direct-write-pace.js';
+import { InlineWriteBudget } from './inline-write-budget.js';
 
 /**
  * Direct I/O wants the buffer's address, the file offset and the length aligned to the disk's
@@ -20,6 +22,15 @@ export const DIRECT_WRITE_MIN_BYTES = 64 * MiB;
  */
 export const DIRECT_WRITES_IN_FLIGHT = 2;
 
+/**
+ * Morsels that may wait for one of the DIRECT_WRITES_IN_FLIGHT to end before the page cache
+ * takes them instead: verified morsels come in bursts (a hash worker's batch, W donors finishing
+ * together), and a page-cache write is the dear one (see {@link OutputWriter}). A disk that
+ * cannot keep up still overflows to the page cache, or ({@link DirectWritePace}) gets it back
+ * for the rest of the read.
+ */
+export const DIRECT_WRITES_QUEUED = 16;
+
 /** Lets the caller align its buffers for direct I/O: tries placements until `probe` takes one. */
 export type AlignBuffers = (probe: (block: Buffer) => Promise<boolean>) => Promise<boolean>;
 
@@ -32,7 +43,17 @@ export type AlignBuffers = (probe: (block: Buffer) => Promise<boolean>) => Promi
  * 3.4 of 4.2 CPU-s in the kernel), and the read reached 0.915 of the link where the same read to
  * /dev/null reached 0.981. A direct write costs a DMA from the slab slot and no copy, and a
  * dataset larger than memory no longer pushes the rest of the machine's files out of the cache.
- * Morsels that come while DIRECT_WRITES_IN_FLIGHT direct writes are out go through the page
+ *
+ * A direct write is made on the network thread itself while that takes at most a fifth of the
+ * thread's time ({@link InlineWriteBudget}), else in libuv's pool. On the AMD VM of issue 19
+ * (2 cores shared with 12 donors and the emulated network), a write handed to the pool took
+ * 12–200 ms (median) from the call to its callback while the disk took 1.25 ms: the direct
+ * writes fell behind, 81–92 % of a 512 MiB read at W=12 went through the page cache, and those
+ * copies (`dd` there: 0.98 CPU-s per 512 MiB into new page-cache pages, 0.08 by O_DIRECT) and the
+ * pool's fight for the file's lock were a third of the client's CPU samples. Made on the network
+ * thread, the same writes took 2.1 ms (median), all went direct, and the client's CPU per GiB
+ * fell from 12.5–14.5 to 9.4–10.1 s. Morsels that come while DIRECT_WRITES_IN_FLIGHT pool writes
+ * are out wait for one behind at most DIRECT_WRITES_QUEUED others, else go through the page
  * cache; a disk that takes direct writes slowly (see {@link DirectWritePace}) gets the page cache
  * back for the rest of the read; `get --buffered` asks for it from the start.
  *
@@ -46,29 +67,38 @@ export class OutputWriter {
   private useDirect = false;
   private why: string;
   private readonly pace = new DirectWritePace(performance.now());
+  private readonly inline = new InlineWriteBudget(performance.now());
   private directInFlight = 0;
+  /** Writes waiting for a pool slot, oldest first; told whether they got one. */
+  private readonly waiting: ((direct: boolean) => void)[] = [];
   private directBytes = 0;
   private cachedBytes = 0;
+  private inlineAllowed = true;
 
   private constructor(
     private readonly buffered: FileHandle,
     why: string,
+    private readonly queueLimit: number,
   ) {
     this.why = why;
   }
 
   /**
    * A writer for `fh` (a regular file open for writing, `sizeBytes` long when done), direct when
-   * `wantDirect` and the platform, file system and an aligned buffer allow it.
+   * `wantDirect` and the platform, file system and an aligned buffer allow it; `inline: false`
+   * keeps every write off the calling thread, and up to `queue` writes wait for a pool slot
+   * before the page cache takes them.
    */
   static async open(
     fh: FileHandle,
     sizeBytes: number,
     align: AlignBuffers,
     wantDirect = true,
+    opts: { inline?: boolean; queue?: number } = {},
   ): Promise<OutputWriter> {
     const why = await whyNotDirect(fh, sizeBytes, wantDirect);
-    const out = new OutputWriter(fh, why ?? '');
+    const out = new OutputWriter(fh, why ?? '', opts.queue ?? DIRECT_WRITES_QUEUED);
+    out.inlineAllowed = opts.inline ?? true;
     if (why === undefined) await out.openDirect(fh, align);
     return out;
   }
@@ -88,18 +118,25 @@ export class OutputWriter {
     return `direct I/O for ${share} % of the bytes, ${rest}`;
   }
 
-  /** Write `data` at `position`: directly when both are aligned, else through the page cache. */
+  /**
+   * Write `data` at `position`: directly when both are aligned (on this thread within its
+   * budget, else in the pool once a slot is free or frees up for it), else through the page
+   * cache.
+   */
   async write(data: Buffer, position: number): Promise<void> {
-    if (
-      this.useDirect &&
-      this.directInFlight < DIRECT_WRITES_IN_FLIGHT &&
-      position % DIRECT_IO_ALIGN_BYTES === 0 &&
-      data.length % DIRECT_IO_ALIGN_BYTES === 0
-    ) {
+    const aligned =
+      position % DIRECT_IO_ALIGN_BYTES === 0 && data.length % DIRECT_IO_ALIGN_BYTES === 0;
+    if (this.useDirect && aligned) {
       try {
-        await this.timed(data.length, () => this.direct!.write(data, 0, data.length, position));
-        this.directBytes += data.length;
-        return;
+        if (this.inlineAllowed && this.inline.allows(performance.now())) {
+          this.writeInline(data, position);
+          return;
+        }
+        if (await this.poolSlot()) {
+          await this.timed(data.length, () => this.direct!.write(data, 0, data.length, position));
+          this.directBytes += data.length;
+          return;
+        }
       } catch (e) {
         // A buffer that is not aligned after all (memory the slab does not own): page cache.
         if ((e as NodeJS.ErrnoException).code !== 'EINVAL') throw e;
@@ -108,6 +145,27 @@ export class OutputWriter {
     }
     await this.buffered.write(data, 0, data.length, position);
     this.cachedBytes += data.length;
+  }
+
+  /** One direct write on this thread, timed against the inline budget and the disk's pace. */
+  private writeInline(data: Buffer, position: number): void {
+    const start = performance.now();
+    this.pace.started(start);
+    let done = 0;
+    try {
+      let at = 0;
+      // O_DIRECT writes to a regular file are whole or fail; the loop is for a short one anyway.
+      while (at < data.length) {
+        at += writeSync(this.direct!.fd, data, at, data.length - at, position + at);
+      }
+      done = data.length;
+      this.directBytes += done;
+    } finally {
+      const end = performance.now();
+      this.inline.spend(end - start);
+      const slow = this.pace.finished(end, done);
+      if (slow) this.fallBack(slow);
+    }
   }
 
   /** Close the direct descriptor (the caller owns and closes `fh`). */
@@ -145,18 +203,37 @@ export class OutputWriter {
     }
   }
 
-  /** Run one direct write, watching whether the disk keeps up ({@link DirectWritePace}). */
+  /**
+   * Take one of the DIRECT_WRITES_IN_FLIGHT pool slots, now or, behind at most `queueLimit`
+   * others, when one is handed on; false when the line is full or direct writes stopped meanwhile.
+   */
+  private poolSlot(): Promise<boolean> {
+    if (this.directInFlight < DIRECT_WRITES_IN_FLIGHT && this.waiting.length === 0) {
+      this.directInFlight++;
+      return Promise.resolve(true);
+    }
+    if (this.waiting.length >= this.queueLimit) return Promise.resolve(false);
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  /** A pool write ended: its slot goes to the oldest waiting write, if any. */
+  private releaseSlot(): void {
+    const next = this.waiting.shift();
+    if (next) next(true);
+    else this.directInFlight--;
+  }
+
+  /** Run one pool write (its slot taken), watching whether the disk keeps up ({@link DirectWritePace}). */
   private async timed(bytes: number, write: () => Promise<unknown>): Promise<void> {
     this.pace.started(performance.now());
-    this.directInFlight++;
     let done = 0;
     try {
       await write();
       done = bytes;
     } finally {
-      this.directInFlight--;
       const slow = this.pace.finished(performance.now(), done);
       if (slow) this.fallBack(slow);
+      this.releaseSlot();
     }
   }
 
@@ -164,6 +241,8 @@ export class OutputWriter {
     if (!this.useDirect) return;
     this.useDirect = false;
     this.why = why;
+    // Writes waiting for a slot go to the page cache now rather than after the slow disk.
+    for (const next of this.waiting.splice(0)) next(false);
   }
 }
 
