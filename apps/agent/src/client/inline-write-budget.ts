@@ -4,13 +4,14 @@
 export const INLINE_WRITE_WINDOW_MS = 250;
 
 /**
- * Milliseconds of each window that direct writes made on the network thread may take (a fifth
- * of it). On the AMD VM of issue 19 a 1 MiB direct write took 1.0–2.3 ms (median) made there,
- * so a LAN read at 100 MB/s spends ~15 % of the thread in them and never reaches the budget; a
- * loopback read at 800 MB/s would spend more than the whole thread, so past the budget writes go
- * to libuv's pool as before.
+ * Milliseconds of each window that direct writes made on the network thread may take (two
+ * fifths of it). On the AMD VM of issue 19 a 1 MiB direct write made there took 1.0–2.3 ms
+ * (median), 8.5–10 ms at the 90th percentile and up to 170 ms: a LAN read at 100 MB/s spends
+ * 15–25 % of the thread in them, more in a window with a slow one (a fifth was too little: the
+ * overflow went to the pool, see OutputWriter). A loopback read at 800 MB/s would need more than
+ * the whole thread, so past the budget writes go to libuv's pool as before.
  */
-export const INLINE_WRITE_BUDGET_MS = INLINE_WRITE_WINDOW_MS / 5;
+export const INLINE_WRITE_BUDGET_MS = (INLINE_WRITE_WINDOW_MS * 2) / 5;
 
 /**
  * How much of the network thread's time direct writes may take before they are handed to

@@ -44,8 +44,8 @@ export type AlignBuffers = (probe: (block: Buffer) => Promise<boolean>) => Promi
  * /dev/null reached 0.981. A direct write costs a DMA from the slab slot and no copy, and a
  * dataset larger than memory no longer pushes the rest of the machine's files out of the cache.
  *
- * A direct write is made on the network thread itself while that takes at most a fifth of the
- * thread's time ({@link InlineWriteBudget}), else in libuv's pool. On the AMD VM of issue 19
+ * A direct write is made on the network thread itself while that takes at most two fifths of
+ * the thread's time ({@link InlineWriteBudget}), else in libuv's pool. On the AMD VM of issue 19
  * (2 cores shared with 12 donors and the emulated network), a write handed to the pool took
  * 12–200 ms (median) from the call to its callback while the disk took 1.25 ms: the direct
  * writes fell behind, 81–92 % of a 512 MiB read at W=12 went through the page cache, and those
@@ -54,7 +54,8 @@ export type AlignBuffers = (probe: (block: Buffer) => Promise<boolean>) => Promi
  * thread, the same writes took 2.1 ms (median), all went direct, and the client's CPU per GiB
  * fell from 12.5–14.5 to 9.4–10.1 s. Morsels that come while DIRECT_WRITES_IN_FLIGHT pool writes
  * are out wait for one behind at most DIRECT_WRITES_QUEUED others, else go through the page
- * cache; a disk that takes direct writes slowly (see {@link DirectWritePace}) gets the page cache
+ * cache (so does the overflow of a disk too slow for the read); a disk that takes the writes
+ * timed here slowly (see {@link DirectWritePace}) gets the page cache
  * back for the rest of the read; `get --buffered` asks for it from the start.
  *
  * @example
@@ -223,15 +224,22 @@ export class OutputWriter {
     else this.directInFlight--;
   }
 
-  /** Run one pool write (its slot taken), watching whether the disk keeps up ({@link DirectWritePace}). */
+  /**
+   * Run one pool write (its slot taken). Only when no write is made inline does it tell the
+   * disk's pace ({@link DirectWritePace}): a pool write's time runs from the call to its callback,
+   * and on a busy machine that is mostly the wait for a thread and for the event loop (12–200 ms
+   * median on the AMD VM while the disk took 1.25 ms), which would pass for a slow disk; the
+   * writes made inline time the disk alone.
+   */
   private async timed(bytes: number, write: () => Promise<unknown>): Promise<void> {
-    this.pace.started(performance.now());
+    const paced = !this.inlineAllowed;
+    if (paced) this.pace.started(performance.now());
     let done = 0;
     try {
       await write();
       done = bytes;
     } finally {
-      const slow = this.pace.finished(performance.now(), done);
+      const slow = paced ? this.pace.finished(performance.now(), done) : undefined;
       if (slow) this.fallBack(slow);
       this.releaseSlot();
     }
