@@ -8,8 +8,7 @@
 // Usage: node scripts/build-bundles.mjs [--force] [NAME...]
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -49,6 +48,27 @@ export const BUNDLES = [
     ],
     output: 'apps/agent/settings-ui/dist/index.html',
     command: ['npm', 'run', 'build:ui', '-w', '@freeloader/agent'],
+  },
+  {
+    // The CLI in one file, from tsc's output (this script runs after `tsc -b`).
+    name: 'cli',
+    inputs: [
+      'apps/agent/src',
+      'apps/agent/scripts/build-cli-bundle.mjs',
+      'apps/agent/package.json',
+      'packages/protocol/src',
+      'packages/sources/src',
+      'package-lock.json',
+    ],
+    output: 'apps/agent/dist/cli/freeloader.bundle.js',
+    // tsc's build info, rewritten whenever it emits: bin/freeloader.js runs the bundle only
+    // when it is newer than these, so it is built again after every emit.
+    newerThan: [
+      'apps/agent/dist/.tsbuildinfo',
+      'packages/protocol/dist/.tsbuildinfo',
+      'packages/sources/dist/.tsbuildinfo',
+    ],
+    command: ['node', 'apps/agent/scripts/build-cli-bundle.mjs'],
   },
 ];
 
@@ -96,7 +116,7 @@ export async function buildIfChanged(bundle, { root, stampDir, force = false }) 
   const stamp = join(stampDir, `${bundle.name}.sha256`);
   const hash = await inputsHash(root, bundle.inputs);
   const last = await readFile(stamp, 'utf8').catch(() => '');
-  if (!force && last.trim() === hash && existsSync(join(root, bundle.output))) return 'up to date';
+  if (!force && last.trim() === hash && (await isFresh(root, bundle))) return 'up to date';
   const [cmd, ...args] = bundle.command;
   const result = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) {
@@ -107,6 +127,17 @@ export async function buildIfChanged(bundle, { root, stampDir, force = false }) 
   await writeFile(`${stamp}.tmp`, `${hash}\n`);
   await rename(`${stamp}.tmp`, stamp);
   return 'built';
+}
+
+/** Whether `bundle`'s output exists and is newer than each of its `newerThan` files. */
+async function isFresh(root, bundle) {
+  const built = await stat(join(root, bundle.output)).catch(() => undefined);
+  if (!built) return false;
+  for (const file of bundle.newerThan ?? []) {
+    const other = await stat(join(root, file)).catch(() => undefined);
+    if (other && other.mtimeMs > built.mtimeMs) return false;
+  }
+  return true;
 }
 
 async function main() {

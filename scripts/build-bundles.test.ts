@@ -61,6 +61,22 @@ describe('buildIfChanged', () => {
     expect(await runs()).toBe(6);
   });
 
+  it('builds again when a newerThan file is newer than the output, though the inputs are not', async () => {
+    const opts = { root, stampDir: join(root, 'stamps') };
+    await writeFile(join(root, 'emitted.info'), 'tsc\n');
+    const watched = { ...bundle, name: 'watched', newerThan: ['emitted.info', 'missing.info'] };
+    const before = await runs();
+    expect(await buildIfChanged(watched, opts)).toBe('built');
+    const built = new Date(Date.now() + 60_000);
+    await utimes(join(root, 'out', 'index.html'), built, built);
+    expect(await buildIfChanged(watched, opts)).toBe('up to date');
+    // tsc emitted after the bundle was built (same content, later time).
+    const emitted = new Date(Date.now() + 120_000);
+    await utimes(join(root, 'emitted.info'), emitted, emitted);
+    expect(await buildIfChanged(watched, opts)).toBe('built');
+    expect(await runs()).toBe(before + 2);
+  });
+
   it('leaves no stamp when the build fails, so the next run tries again', async () => {
     const failing = {
       ...bundle,

@@ -5,14 +5,14 @@ import { exec, spawnLogged } from './processes.js';
 import { run } from './sh.js';
 
 /**
- * The built `freeloader` CLI (`npm run build` makes it). BENCH_FREELOADER_ROOT names another
- * built checkout to drive instead, so one session can measure an older build with today's
- * benchmark (before/after on the same machine and load), e.g.
- * `BENCH_FREELOADER_ROOT=/work/wt-before node bench/run.js loopback-get`.
+ * The built `freeloader` CLI (`npm run build` makes it), started as a user's `freeloader` is:
+ * by the launcher npm links (which runs the bundled CLI), or by dist/cli/main.js in a checkout
+ * older than the launcher. BENCH_FREELOADER_ROOT names another built checkout to drive instead,
+ * so one session can measure an older build with today's benchmark (before/after on the same
+ * machine and load), e.g. `BENCH_FREELOADER_ROOT=/work/wt-before node bench/run.js loopback-get`.
  */
-export const FREELOADER_CLI = resolve(
+export const FREELOADER_CLI = cliOf(
   process.env.BENCH_FREELOADER_ROOT ?? resolve(dirname(fileURLToPath(import.meta.url)), '../..'),
-  'apps/agent/dist/cli/main.js',
 );
 
 /** Subcommands a FreeLoader benchmark run needs. */
@@ -32,7 +32,8 @@ export const DATA_PATH_COMMANDS = Object.freeze([
  * @param {string} root
  */
 export function cliOf(root) {
-  return resolve(root, 'apps/agent/dist/cli/main.js');
+  const launcher = resolve(root, 'apps/agent/bin/freeloader.js');
+  return existsSync(launcher) ? launcher : resolve(root, 'apps/agent/dist/cli/main.js');
 }
 
 /**

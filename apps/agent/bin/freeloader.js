@@ -3,12 +3,46 @@
 // executable) so `npm ci` can link it on a fresh clone, before dist/ exists: npm skips a bin
 // whose target is missing, and tsc does not mark its output executable. It only loads the built
 // CLI, or says how to build it.
-import { existsSync } from 'node:fs';
+//
+// It loads the CLI bundled into one file (scripts/build-cli-bundle.mjs; a third of the start-up
+// CPU of ~470 modules loaded one by one) unless the bundle is missing or older than tsc's last
+// emit (a `tsc -b` without `npm run build`), or the command is `manager` or `cluster`, which
+// load the manager package in this process and so run unbundled (see the bundle script).
+// FREELOADER_UNBUNDLED=1 runs tsc's output anyway (stack traces name the source files).
+import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const main = new URL('../dist/cli/main.js', import.meta.url);
+const bundle = new URL('../dist/cli/freeloader.bundle.js', import.meta.url);
+/** Build info tsc -b rewrites whenever it emits into the bundle's inputs. */
+const BUILD_INFOS = [
+  '../dist/.tsbuildinfo',
+  '../../../packages/protocol/dist/.tsbuildinfo',
+  '../../../packages/sources/dist/.tsbuildinfo',
+];
+const UNBUNDLED_COMMANDS = new Set(['manager', 'cluster']);
+
 if (!existsSync(fileURLToPath(main))) {
   console.error('error: freeloader is not built yet; run `npm run build` in the repository first');
   process.exit(1);
 }
-await import(main.href);
+await import((useBundle() ? bundle : main).href);
+
+function useBundle() {
+  if (process.env.FREELOADER_UNBUNDLED === '1') return false;
+  const command = process.argv.slice(2).find((a) => !a.startsWith('-'));
+  if (command !== undefined && UNBUNDLED_COMMANDS.has(command)) return false;
+  const built = mtimeMs(bundle);
+  return (
+    built !== undefined &&
+    BUILD_INFOS.every((p) => (mtimeMs(new URL(p, import.meta.url)) ?? 0) <= built)
+  );
+}
+
+function mtimeMs(url) {
+  try {
+    return statSync(url).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}

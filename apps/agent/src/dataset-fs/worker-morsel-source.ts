@@ -7,7 +7,9 @@ import type { MorselBuffer } from './morsel-cache.js';
 import type { DatasetInfo, MorselSource } from './morsel-source.js';
 import { fromWire, toWire, type FromWorker, type ToWorker } from './worker-protocol.js';
 
-const WORKER_FILE = new URL('./morsel-worker.js', import.meta.url);
+// By way of the parent folder, so the path holds from dist/dataset-fs/ and from the bundled CLI
+// in dist/cli/ (scripts/build-cli-bundle.mjs) alike; the worker itself runs unbundled.
+const WORKER_FILE = new URL('../dataset-fs/morsel-worker.js', import.meta.url);
 
 interface Pending {
   resolve: (m: Extract<FromWorker, { t: 'reply' }>) => void;

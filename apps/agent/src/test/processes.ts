@@ -2,8 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
-/** The built CLI the tests run as real processes (build first: `npx tsc -b`). */
-export const CLI_MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+/**
+ * The CLI the tests run as real processes, as a user runs it: the launcher npm links, which runs
+ * the bundled CLI once `npm run build` made it (`npm test` does), the tsc output after a bare
+ * `npx tsc -b` (the bundle is then older than tsc's last emit and left alone).
+ */
+export const CLI_MAIN = fileURLToPath(new URL('../../bin/freeloader.js', import.meta.url));
 
 /**
  * The inherited environment minus FreeLoader's own variables, so a developer's session, token
