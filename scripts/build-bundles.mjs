@@ -9,8 +9,9 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CLI_BUILD_INFOS } from '../apps/agent/bin/build-infos.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -63,11 +64,7 @@ export const BUNDLES = [
     output: 'apps/agent/dist/cli/freeloader.bundle.js',
     // tsc's build info, rewritten whenever it emits: bin/freeloader.js runs the bundle only
     // when it is newer than these, so it is built again after every emit.
-    newerThan: [
-      'apps/agent/dist/.tsbuildinfo',
-      'packages/protocol/dist/.tsbuildinfo',
-      'packages/sources/dist/.tsbuildinfo',
-    ],
+    newerThan: CLI_BUILD_INFOS,
     command: ['node', 'apps/agent/scripts/build-cli-bundle.mjs'],
   },
 ];
@@ -129,12 +126,15 @@ export async function buildIfChanged(bundle, { root, stampDir, force = false }) 
   return 'built';
 }
 
-/** Whether `bundle`'s output exists and is newer than each of its `newerThan` files. */
+/**
+ * Whether `bundle`'s output exists and is newer than each of its `newerThan` files (relative to
+ * `root`, or absolute).
+ */
 async function isFresh(root, bundle) {
   const built = await stat(join(root, bundle.output)).catch(() => undefined);
   if (!built) return false;
   for (const file of bundle.newerThan ?? []) {
-    const other = await stat(join(root, file)).catch(() => undefined);
+    const other = await stat(resolve(root, file)).catch(() => undefined);
     if (other && other.mtimeMs > built.mtimeMs) return false;
   }
   return true;

@@ -11,15 +11,10 @@
 // FREELOADER_UNBUNDLED=1 runs tsc's output anyway (stack traces name the source files).
 import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { CLI_BUILD_INFOS } from './build-infos.js';
 
 const main = new URL('../dist/cli/main.js', import.meta.url);
 const bundle = new URL('../dist/cli/freeloader.bundle.js', import.meta.url);
-/** Build info tsc -b rewrites whenever it emits into the bundle's inputs. */
-const BUILD_INFOS = [
-  '../dist/.tsbuildinfo',
-  '../../../packages/protocol/dist/.tsbuildinfo',
-  '../../../packages/sources/dist/.tsbuildinfo',
-];
 const UNBUNDLED_COMMANDS = new Set(['manager', 'cluster']);
 
 if (!existsSync(fileURLToPath(main))) {
@@ -33,10 +28,7 @@ function useBundle() {
   const command = process.argv.slice(2).find((a) => !a.startsWith('-'));
   if (command !== undefined && UNBUNDLED_COMMANDS.has(command)) return false;
   const built = mtimeMs(bundle);
-  return (
-    built !== undefined &&
-    BUILD_INFOS.every((p) => (mtimeMs(new URL(p, import.meta.url)) ?? 0) <= built)
-  );
+  return built !== undefined && CLI_BUILD_INFOS.every((p) => (mtimeMs(p) ?? 0) <= built);
 }
 
 function mtimeMs(url) {

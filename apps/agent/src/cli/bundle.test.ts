@@ -4,16 +4,12 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { CLI_BUILD_INFOS } from '../../bin/build-infos.js';
 import { CLI_MAIN } from '../test/processes.js';
 
 const run = promisify(execFile);
 const at = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
 const BUNDLE = at('../../dist/cli/freeloader.bundle.js');
-const BUILD_INFOS = [
-  at('../../dist/.tsbuildinfo'),
-  at('../../../../packages/protocol/dist/.tsbuildinfo'),
-  at('../../../../packages/sources/dist/.tsbuildinfo'),
-];
 
 /** `freeloader …args` through the launcher, bundled or not; stdout. */
 async function freeloader(args: string[], unbundled: boolean): Promise<string> {
@@ -30,7 +26,7 @@ describe('the bundled CLI', { timeout: 60_000 }, () => {
   it('is newer than tsc’s last emit after `npm run build` (so the launcher runs it)', () => {
     const built = statSync(BUNDLE, { throwIfNoEntry: false });
     expect(built, `${BUNDLE} is missing: run \`npm run build\``).toBeDefined();
-    for (const info of BUILD_INFOS) {
+    for (const info of CLI_BUILD_INFOS) {
       expect(statSync(info).mtimeMs, `${info} is newer: run \`npm run build\``).toBeLessThanOrEqual(
         built!.mtimeMs,
       );

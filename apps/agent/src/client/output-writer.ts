@@ -3,6 +3,7 @@ import { constants, open, type FileHandle } from 'node:fs/promises';
 import { MiB } from '@freeloader/protocol';
 import { DirectWritePace } from './direct-write-pace.js';
 import { InlineWriteBudget } from './inline-write-budget.js';
+import { Semaphore } from './semaphore.js';
 
 /**
  * Direct I/O wants the buffer's address, the file offset and the length aligned to the disk's
@@ -69,16 +70,15 @@ export class OutputWriter {
   private why: string;
   private readonly pace = new DirectWritePace(performance.now());
   private readonly inline = new InlineWriteBudget(performance.now());
-  private directInFlight = 0;
-  /** Writes waiting for a pool slot, oldest first; told whether they got one. */
-  private readonly waiting: ((direct: boolean) => void)[] = [];
+  /** The pool's direct writes: DIRECT_WRITES_IN_FLIGHT at once, the rest wait in line. */
+  private readonly slots = new Semaphore(DIRECT_WRITES_IN_FLIGHT);
   private directBytes = 0;
   private cachedBytes = 0;
-  private inlineAllowed = true;
 
   private constructor(
     private readonly buffered: FileHandle,
     why: string,
+    private readonly inlineAllowed: boolean,
     private readonly queueLimit: number,
   ) {
     this.why = why;
@@ -98,8 +98,12 @@ export class OutputWriter {
     opts: { inline?: boolean; queue?: number } = {},
   ): Promise<OutputWriter> {
     const why = await whyNotDirect(fh, sizeBytes, wantDirect);
-    const out = new OutputWriter(fh, why ?? '', opts.queue ?? DIRECT_WRITES_QUEUED);
-    out.inlineAllowed = opts.inline ?? true;
+    const out = new OutputWriter(
+      fh,
+      why ?? '',
+      opts.inline ?? true,
+      opts.queue ?? DIRECT_WRITES_QUEUED,
+    );
     if (why === undefined) await out.openDirect(fh, align);
     return out;
   }
@@ -133,11 +137,7 @@ export class OutputWriter {
           this.writeInline(data, position);
           return;
         }
-        if (await this.poolSlot()) {
-          await this.timed(data.length, () => this.direct!.write(data, 0, data.length, position));
-          this.directBytes += data.length;
-          return;
-        }
+        if (await this.poolWrite(data, position)) return;
       } catch (e) {
         // A buffer that is not aligned after all (memory the slab does not own): page cache.
         if ((e as NodeJS.ErrnoException).code !== 'EINVAL') throw e;
@@ -205,23 +205,23 @@ export class OutputWriter {
   }
 
   /**
-   * Take one of the DIRECT_WRITES_IN_FLIGHT pool slots, now or, behind at most `queueLimit`
-   * others, when one is handed on; false when the line is full or direct writes stopped meanwhile.
+   * One direct write in the pool once one of the DIRECT_WRITES_IN_FLIGHT slots is free, waiting
+   * behind at most `queueLimit` others; false (nothing written) when the line is full or direct
+   * writes stopped while this one waited.
    */
-  private poolSlot(): Promise<boolean> {
-    if (this.directInFlight < DIRECT_WRITES_IN_FLIGHT && this.waiting.length === 0) {
-      this.directInFlight++;
-      return Promise.resolve(true);
+  private async poolWrite(data: Buffer, position: number): Promise<boolean> {
+    const busy = this.slots.inUse >= DIRECT_WRITES_IN_FLIGHT;
+    if (busy && this.slots.waiting >= this.queueLimit) return false;
+    await this.slots.acquire();
+    try {
+      // A slow disk or a refused write meanwhile: the page cache, not the line behind the disk.
+      if (!this.useDirect) return false;
+      await this.timed(data.length, () => this.direct!.write(data, 0, data.length, position));
+      this.directBytes += data.length;
+      return true;
+    } finally {
+      this.slots.release();
     }
-    if (this.waiting.length >= this.queueLimit) return Promise.resolve(false);
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-
-  /** A pool write ended: its slot goes to the oldest waiting write, if any. */
-  private releaseSlot(): void {
-    const next = this.waiting.shift();
-    if (next) next(true);
-    else this.directInFlight--;
   }
 
   /**
@@ -241,7 +241,6 @@ export class OutputWriter {
     } finally {
       const slow = paced ? this.pace.finished(performance.now(), done) : undefined;
       if (slow) this.fallBack(slow);
-      this.releaseSlot();
     }
   }
 
@@ -249,8 +248,6 @@ export class OutputWriter {
     if (!this.useDirect) return;
     this.useDirect = false;
     this.why = why;
-    // Writes waiting for a slot go to the page cache now rather than after the slow disk.
-    for (const next of this.waiting.splice(0)) next(false);
   }
 }
 

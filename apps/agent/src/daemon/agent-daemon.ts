@@ -9,7 +9,6 @@ import {
   type Heartbeat,
   type HeartbeatResponse,
   type LeaveProgress,
-  isFreeLoaderError,
 } from '@freeloader/protocol';
 import { SourcePolicy } from '@freeloader/sources';
 import { ManagerClient } from '../manager-client.js';
@@ -22,13 +21,12 @@ import { holdsBackgroundWork } from '../governor/background-hold.js';
 import { ForegroundYield } from '../governor/foreground-yield.js';
 import { Governance, type AdmitTransfer } from '../governor/governance.js';
 import { loadGovernorFile, type GovernorFile } from '../governor/governor-file.js';
-import type { OwnerIdleSource } from '../governor/owner-idle.js';
-import type { SystemProbe } from '../governor/system-probe.js';
 import { QuotaVersion } from '../relocation/quota-version.js';
 import { RelocationTracker } from '../relocation/relocation-tracker.js';
 import type { RetiringStore } from '../store/retiring-store.js';
 import { loadIdentity, type Identity } from '../state/identity.js';
 import { loadSettings, saveSettings } from '../state/settings-file.js';
+import type { AgentOptions } from './agent-options.js';
 import type { AgentStatus } from './agent-status.js';
 import { installAgentMetrics } from './agent-metrics.js';
 import { agentAuthorization, JoinDiagnostics } from './diagnostics.js';
@@ -38,45 +36,13 @@ import { Scrubber } from '../store/scrubber.js';
 import { FaultReporter } from './fault-reporter.js';
 import { enroll } from './enrollment.js';
 import { HeartbeatLoop } from './heartbeat-loop.js';
+import { leaveCache } from './leave-cache.js';
 import { donorJobHandlers } from './job-handlers.js';
 import { openDonorStore } from './open-store.js';
 import { reconcileStore } from './reconcile.js';
 import { scrubSettingsFile, scrubSettingsOf } from './scrub-settings.js';
 
-/** How often a leaving agent asks the manager how far its leave has come (milliseconds). */
-const LEAVE_POLL_MS = 1_000;
-
-export interface AgentOptions {
-  managerUrl: string;
-  /** Join token; needed only for the first start (later starts reuse the stored identity). */
-  token?: string;
-  /** State directory: identity, settings and the morsel store live here. */
-  dir: string;
-  /** Donated space in bytes; remembered, so later starts may omit it. */
-  quotaBytes?: number;
-  listenHost?: string;
-  /** 0 picks a free port. */
-  listenPort?: number;
-  /** URL clients use to reach this agent's morsel service; defaults to the listen address. */
-  advertiseUrl?: string;
-  name?: string;
-  bandwidthOnly?: boolean;
-  heartbeatIntervalMs?: number;
-  /** Accept file:// sources in import jobs (the manager must allow them too). */
-  allowFileUris?: boolean;
-  /**
-   * Hosts and CIDRs sources may reach although loopback, private … (`FREELOADER_SOURCE_ALLOW`);
-   * the manager's list, from every heartbeat, is added to it.
-   */
-  sourceAllow?: readonly string[];
-  /** Owner idle time from the host (the tray's powerMonitor); default: the platform's. */
-  idleSource?: OwnerIdleSource;
-  /** Machine measurements for the governor; default systeminformation. */
-  systemProbe?: SystemProbe;
-  /** The scrub's pace (default: a full pass per SCRUB_PERIOD_MS); remembered across starts. */
-  scrub?: ScrubSettings;
-  logger: Logger;
-}
+export type { AgentOptions } from './agent-options.js';
 
 /** How often a donor whose disk filled up looks whether it has room again (milliseconds). */
 const DISK_FULL_RECHECK_MS = 10_000;
@@ -437,26 +403,16 @@ export class AgentDaemon extends EventEmitter {
    * every poll. Once released, the local store is emptied (nothing here is placed any more).
    */
   async leave(onProgress?: (p: LeaveProgress) => void): Promise<void> {
-    const report = (p: LeaveProgress): void => {
-      this.leaveProgress = p;
-      onProgress?.(p);
-    };
-    let p = await this.manager.request<LeaveProgress>('POST', '/agents/me/leave', {});
-    while (!p.released && !this.stopping) {
-      report(p);
-      await new Promise((r) => setTimeout(r, LEAVE_POLL_MS));
-      try {
-        p = await this.manager.request<LeaveProgress>('GET', '/agents/me/leave');
-      } catch (e) {
-        // Released between two polls: the manager no longer knows this agent's credential.
-        if (isFreeLoaderError(e) && e.code === 'AGENT_REVOKED') break;
-        this.log.warn({ err: errText(e) }, 'leave progress unavailable; retrying');
-      }
-    }
-    if (this.stopping) throw new FreeLoaderError('UNAVAILABLE', 'agent stopped before it left');
-    report({ ...p, released: true, remainingMorsels: 0, remainingBytes: 0 });
-    for (const d of await this.store.list()) await this.store.free(d.datasetId);
-    this.log.info('left the cache: released by the manager, store emptied');
+    await leaveCache({
+      manager: this.manager,
+      store: this.store,
+      log: this.log,
+      stopping: () => this.stopping,
+      onProgress: (p) => {
+        this.leaveProgress = p;
+        onProgress?.(p);
+      },
+    });
   }
 
   /** Stop heartbeats, close the listener (finishing in-flight reads) and the store. */
