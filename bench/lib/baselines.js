@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { fileDigest } from './dataset.js';
 import { startNginx } from './nginx.js';
 import { exec, LOOPBACK } from './processes.js';
+import { cpuTimes } from './proc-stat.js';
 
 /**
  * One measured read. MB = 10^6 bytes throughout, as in the seed paper.
@@ -23,27 +24,49 @@ import { exec, LOOPBACK } from './processes.js';
  *
  * @param {import('./processes.js').Host} host
  * @param {string} url
- * @param {{ expectBytes?: number }} [opts]
+ * @param {{ expectBytes?: number, cpu?: boolean }} [opts] `cpu`: also curl's own CPU seconds
+ *   (GNU time)
  * @returns {Promise<Read>}
  * @example
  *   const r = await curlRead(tb.client, source.url(ds.name), { expectBytes: ds.bytes });
  */
 export async function curlRead(host, url, opts = {}) {
   const fmt = '%{http_code} %{size_download} %{time_total} %{speed_download}';
-  const { stdout } = await exec(host, 'curl', ['-sS', '--fail', '-o', '/dev/null', '-w', fmt, url]);
+  const args = ['-sS', '--fail', '-o', '/dev/null', '-w', fmt, url];
+  const { stdout, stderr } = opts.cpu
+    ? await exec(host, timedBinary(), ['-f', TIME_FORMAT, 'curl', ...args])
+    : await exec(host, 'curl', args);
   const [code, size = NaN, time = NaN, speed = NaN] = stdout.trim().split(' ').map(Number);
   if (code !== 200) throw new Error(`curl ${url}: HTTP ${code}`);
   if (opts.expectBytes !== undefined && size !== opts.expectBytes) {
     throw new Error(`curl ${url}: got ${size} bytes, expected ${opts.expectBytes}`);
   }
-  return { bytes: size, seconds: time, mbps: speed / 1e6 };
+  const read = { bytes: size, seconds: time, mbps: speed / 1e6 };
+  return opts.cpu ? { ...read, cpu: cpuOf('curl', stderr) } : read;
 }
 
-/** GNU time (Debian package `time`): aria2c's own CPU seconds, read when it exits. */
+/** GNU time (Debian package `time`): a baseline client's own CPU seconds, read when it exits. */
 const GNU_TIME = '/usr/bin/time';
 /** What `/usr/bin/time -f` prints on its last stderr line: user and system CPU seconds. */
 const TIME_FORMAT = 'client-cpu %U %S';
 const TIME_LINE = /client-cpu ([\d.]+) ([\d.]+)\s*$/;
+
+/** GNU time's path, or a clear error when it is missing. */
+function timedBinary() {
+  if (!existsSync(GNU_TIME))
+    throw new Error(`clients' CPU is read with GNU time: install ${GNU_TIME}`);
+  return GNU_TIME;
+}
+
+/**
+ * The user and system seconds GNU time printed last on `stderr`.
+ * @param {string} tool @param {string} stderr
+ */
+function cpuOf(tool, stderr) {
+  const times = TIME_LINE.exec(stderr);
+  if (!times) throw new Error(`${tool}: no CPU times from ${GNU_TIME}: ${stderr}`);
+  return { user: Number(times[1]), system: Number(times[2]) };
+}
 
 /**
  * Download `dataset` with aria2c from `host`, split over the `mirrors` (one connection each,
@@ -71,14 +94,11 @@ export async function aria2Read(host, mirrors, dataset, outDir) {
     ...['-s', w, '-x', '1', '-j', '1', '-d', outDir, '-o', 'out'],
     ...mirrors,
   ];
-  if (!existsSync(GNU_TIME))
-    throw new Error(`aria2c's CPU is read with GNU time: install ${GNU_TIME}`);
   const out = join(outDir, 'out');
   const t0 = performance.now();
-  const { stderr } = await exec(host, GNU_TIME, ['-f', TIME_FORMAT, 'aria2c', ...args]);
+  const { stderr } = await exec(host, timedBinary(), ['-f', TIME_FORMAT, 'aria2c', ...args]);
   const seconds = (performance.now() - t0) / 1000;
-  const times = TIME_LINE.exec(stderr);
-  if (!times) throw new Error(`aria2c: no CPU times from /usr/bin/time: ${stderr}`);
+  const cpu = cpuOf('aria2c', stderr);
   try {
     const got = await fileDigest(out);
     if (got.bytes !== dataset.bytes || got.sha256 !== dataset.sha256) {
@@ -89,7 +109,6 @@ export async function aria2Read(host, mirrors, dataset, outDir) {
   } finally {
     await rm(out, { force: true });
   }
-  const cpu = { user: Number(times[1]), system: Number(times[2]) };
   return { bytes: dataset.bytes, seconds, mbps: dataset.bytes / 1e6 / seconds, cpu };
 }
 
@@ -106,6 +125,48 @@ export async function loopbackRead(dataset, root, workDir) {
   const web = await startNginx(LOOPBACK, { root, workDir, port: await freePort() });
   try {
     return await curlRead(LOOPBACK, web.url(dataset.name), { expectBytes: dataset.bytes });
+  } finally {
+    await web.stop();
+  }
+}
+
+/**
+ * `runs` curl reads of `dataset` from one nginx on loopback, as {@link loopbackRead}, each with
+ * what it cost per GiB in the shape of a FreeLoader read's ({@link ReadCost}): curl's CPU (GNU
+ * time) as the client's, nginx's (master and worker, from /proc) as the one donor's. The floor a
+ * verified read's CPU is set against: an unverified transfer through the same loopback stack.
+ *
+ * @param {import('./dataset.js').Dataset} dataset
+ * @param {string} root directory holding the dataset
+ * @param {string} workDir nginx's working directory
+ * @param {number} runs
+ * @returns {Promise<import('./read-cost.js').ReadCost[]>}
+ * @example (await loopbackReadCosts(ds, ds.dir, work, 3))[0].total // e.g. 0.60 (curl 0.19 + nginx 0.41)
+ */
+export async function loopbackReadCosts(dataset, root, workDir, runs) {
+  const web = await startNginx(LOOPBACK, { root, workDir, port: await freePort() });
+  const gib = dataset.bytes / 2 ** 30;
+  try {
+    const costs = [];
+    for (let i = 0; i < runs; i++) {
+      const pids = web.pids();
+      const before = pids.map(cpuTimes);
+      const read = await curlRead(LOOPBACK, web.url(dataset.name), {
+        expectBytes: dataset.bytes,
+        cpu: true,
+      });
+      const after = pids.map(cpuTimes);
+      const server = { user: 0, system: 0 };
+      after.forEach((a, j) => {
+        server.user += (a.user - (before[j]?.user ?? 0)) / gib;
+        server.system += (a.system - (before[j]?.system ?? 0)) / gib;
+      });
+      const cpu = read.cpu ?? { user: 0, system: 0 };
+      const client = { user: cpu.user / gib, system: cpu.system / gib };
+      const total = client.user + client.system + server.user + server.system;
+      costs.push({ mbps: read.mbps, client, donors: [server], total });
+    }
+    return costs;
   } finally {
     await web.stop();
   }

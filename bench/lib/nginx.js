@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { spawnLogged, stop, waitForPort } from './processes.js';
@@ -10,6 +11,7 @@ const NGINX_START_TIMEOUT_MS = 60_000;
  * @property {string} base URL prefix, e.g. http://10.77.1.1:8080
  * @property {(name: string) => string} url URL of a file under the served root
  * @property {string} logPath
+ * @property {() => number[]} pids the master's and its workers' process ids (for their CPU)
  * @property {() => Promise<void>} stop
  */
 
@@ -79,5 +81,23 @@ export async function startNginx(host, opts) {
     timeoutMs: NGINX_START_TIMEOUT_MS,
   });
   const base = `http://${host.ip}:${port}`;
-  return { base, url: (name) => `${base}/${name}`, logPath, stop: () => stop(proc) };
+  const master = proc.child.pid;
+  const pids = () => (master === undefined ? [] : [master, ...childPids(master)]);
+  return { base, url: (name) => `${base}/${name}`, logPath, pids, stop: () => stop(proc) };
+}
+
+/**
+ * A process's children (Linux: /proc/<pid>/task/<pid>/children); none once it is gone.
+ * @param {number} pid @returns {number[]}
+ */
+function childPids(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
 }
