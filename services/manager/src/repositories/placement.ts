@@ -15,7 +15,7 @@ import {
   DIGESTS_PER_CHUNK,
   getDigests,
   putDigests,
-  runsOf,
+  putDigestsAt,
   type DigestTable,
 } from './digest-rows.js';
 
@@ -190,8 +190,8 @@ export async function holdingsOf(db: Queryable, agentId: string): Promise<AgentH
 }
 
 /**
- * Store hashes reported as `{index, sha256 hex, tag?}` (import progress): sorted into runs of
- * consecutive morsels, hashes and (encrypted datasets) tags written in one transaction.
+ * Store hashes reported as `{index, sha256 hex, tag?}` (import progress): hashes and (encrypted
+ * datasets) tags written in one transaction, each 4096-morsel row once.
  */
 export async function putMorselHashes(
   db: Db,
@@ -210,10 +210,8 @@ export async function putMorselHashes(
     h.tag === undefined ? [] : [{ index: h.index, digest: Buffer.from(h.tag, 'hex') }],
   );
   await inTransaction(db, async (tx) => {
-    for (const run of runsOf(digests)) {
-      await putDigests(tx, HASHES, datasetId, run.first, run.digests);
-    }
-    for (const run of runsOf(tags)) await putDigests(tx, TAGS, datasetId, run.first, run.digests);
+    await putDigestsAt(tx, HASHES, datasetId, digests);
+    await putDigestsAt(tx, TAGS, datasetId, tags);
   });
 }
 
