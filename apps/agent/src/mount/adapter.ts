@@ -5,6 +5,8 @@ export interface MountOptions {
   allowOther?: boolean;
   /** Longest any one operation may take before the application gets EIO (milliseconds). */
   opTimeoutMs: number;
+  /** Raise the kernel's read-ahead for the mount to this (KiB; root only); default: the kernel's. */
+  kernelReadAheadKb?: number;
   log?: (message: string) => void;
 }
 

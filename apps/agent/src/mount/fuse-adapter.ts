@@ -91,12 +91,14 @@ export class FuseAdapter implements MountAdapter {
     // libfuse reports the mount before the kernel routes requests to it (seconds under load):
     // "mounted" must mean a script's next `ls` works.
     await waitUntilAnswering(dir, ANSWER_TIMEOUT_MS);
-    const ra = await raiseKernelReadAhead(dir);
-    opts.log?.(
-      ra.changed
-        ? `kernel read-ahead ${ra.fromKb} -> ${ra.toKb} KiB`
-        : `kernel read-ahead kept${ra.kb === undefined ? '' : ` at ${ra.kb} KiB`} (${ra.why})`,
-    );
+    if (opts.kernelReadAheadKb !== undefined) {
+      const ra = await raiseKernelReadAhead(dir, opts.kernelReadAheadKb);
+      opts.log?.(
+        ra.changed
+          ? `kernel read-ahead ${ra.fromKb} -> ${ra.toKb} KiB`
+          : `kernel read-ahead kept${ra.kb === undefined ? '' : ` at ${ra.kb} KiB`} (${ra.why})`,
+      );
+    }
     return {
       dir,
       ended,

@@ -16,6 +16,8 @@ export interface StartMountOptions {
   readAheadMb?: number;
   /** Longest wait of any file operation before the application gets EIO (ms). Default 30 s. */
   opTimeoutMs?: number;
+  /** Raise the kernel's read-ahead for the mount (KiB; root only). Default: the kernel's. */
+  kernelReadAheadKb?: number;
   /** Fetch on a worker thread (default, when built) or on the thread answering the kernel. */
   worker?: boolean;
   adapter?: MountAdapter;
@@ -63,6 +65,9 @@ export async function startMount(opts: StartMountOptions): Promise<RunningMount>
     await fs.ready();
     mounted = await adapter.mount(dir, fs, {
       opTimeoutMs: opts.opTimeoutMs ?? 30_000,
+      ...(opts.kernelReadAheadKb !== undefined
+        ? { kernelReadAheadKb: opts.kernelReadAheadKb }
+        : {}),
       ...(opts.allowOther ? { allowOther: true } : {}),
       ...(opts.log ? { log: opts.log } : {}),
     });

@@ -14,6 +14,7 @@ interface MountCliOptions {
   allowOther?: boolean;
   cacheMb: string;
   readaheadMb?: string;
+  kernelReadaheadKb?: string;
   timeout: string;
   drain: string;
   worker: boolean;
@@ -53,6 +54,10 @@ export function registerMount(program: Command): void {
       '--drain <seconds>',
       'on stop, how long files still open are served after detaching',
       '10',
+    )
+    .option(
+      '--kernel-readahead-kb <KiB>',
+      "raise the kernel's read-ahead for the mount (root only; default: the kernel's 128 KiB)",
     )
     .option('--no-worker', 'fetch morsels on the thread that answers the kernel (for comparison)')
     .option(
@@ -94,6 +99,11 @@ async function mountInForeground(dir: string, opts: MountCliOptions): Promise<vo
         ? { readAheadMb: positive(opts.readaheadMb, '--readahead-mb', true) }
         : {}),
       opTimeoutMs: positive(opts.timeout, '--timeout') * 1000,
+      ...(opts.kernelReadaheadKb
+        ? {
+            kernelReadAheadKb: Math.ceil(positive(opts.kernelReadaheadKb, '--kernel-readahead-kb')),
+          }
+        : {}),
       worker: opts.worker,
       log,
     });
