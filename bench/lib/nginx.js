@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { descendants } from './process-tree.js';
 import { spawnLogged, stop, waitForPort } from './processes.js';
 
 /** Longest wait for nginx to accept connections (milliseconds). */
@@ -82,22 +82,6 @@ export async function startNginx(host, opts) {
   });
   const base = `http://${host.ip}:${port}`;
   const master = proc.child.pid;
-  const pids = () => (master === undefined ? [] : [master, ...childPids(master)]);
+  const pids = () => (master === undefined ? [] : [master, ...descendants(master)]);
   return { base, url: (name) => `${base}/${name}`, logPath, pids, stop: () => stop(proc) };
-}
-
-/**
- * A process's children (Linux: /proc/<pid>/task/<pid>/children); none once it is gone.
- * @param {number} pid @returns {number[]}
- */
-function childPids(pid) {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    return [];
-  }
 }
